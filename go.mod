@@ -1,0 +1,3 @@
+module github.com/mcpkit/mcpkit
+
+go 1.26

@@ -1,0 +1,155 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+)
+
+// Reserved _meta keys.
+const (
+	MetaProgressToken      = "progressToken"
+	MetaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	MetaClientInfo         = "io.modelcontextprotocol/clientInfo"
+	MetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	MetaLogLevel           = "io.modelcontextprotocol/logLevel"
+	MetaServerInfo         = "io.modelcontextprotocol/serverInfo"
+	MetaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
+)
+
+// ProgressToken associates progress notifications with a request: a string
+// or an integer, with the same rules as a JSON-RPC id.
+type ProgressToken = jsonrpc.ID
+
+// RequestMeta is the _meta of a client request: the per-request protocol
+// fields of revision 2026-07-28 plus trace context. Keys it does not name are
+// kept in Extra.
+type RequestMeta struct {
+	ProgressToken      *ProgressToken      `json:"progressToken,omitempty"`
+	ProtocolVersion    string              `json:"io.modelcontextprotocol/protocolVersion,omitempty"`
+	ClientInfo         *Implementation     `json:"io.modelcontextprotocol/clientInfo,omitempty"`
+	ClientCapabilities *ClientCapabilities `json:"io.modelcontextprotocol/clientCapabilities,omitempty"`
+	LogLevel           LoggingLevel        `json:"io.modelcontextprotocol/logLevel,omitempty"`
+	Traceparent        string              `json:"traceparent,omitempty"`
+	Tracestate         string              `json:"tracestate,omitempty"`
+	Baggage            string              `json:"baggage,omitempty"`
+	// Extra holds the keys not named above, as received.
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+type requestMetaFields RequestMeta
+
+var requestMetaKeys = map[string]bool{
+	MetaProgressToken: true, MetaProtocolVersion: true, MetaClientInfo: true,
+	MetaClientCapabilities: true, MetaLogLevel: true,
+	"traceparent": true, "tracestate": true, "baggage": true,
+}
+
+// MarshalJSON encodes the named fields followed by Extra.
+func (m RequestMeta) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(requestMetaFields(m))
+	if err != nil {
+		return nil, err
+	}
+	return appendExtra(b, m.Extra, requestMetaKeys)
+}
+
+// UnmarshalJSON decodes the named fields and keeps the rest in Extra.
+func (m *RequestMeta) UnmarshalJSON(b []byte) error {
+	if err := json.Unmarshal(b, (*requestMetaFields)(m)); err != nil {
+		return err
+	}
+	extra, err := collectExtra(b, requestMetaKeys)
+	m.Extra = extra
+	return err
+}
+
+// ResultMeta is the _meta of a result. The server fills ServerInfo; on the
+// closing result of subscriptions/listen SubscriptionID is set too.
+type ResultMeta struct {
+	ServerInfo     *Implementation `json:"io.modelcontextprotocol/serverInfo,omitempty"`
+	SubscriptionID *jsonrpc.ID     `json:"io.modelcontextprotocol/subscriptionId,omitempty"`
+	// Extra holds further keys, encoded after the named ones.
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+type resultMetaFields ResultMeta
+
+var resultMetaKeys = map[string]bool{MetaServerInfo: true, MetaSubscriptionID: true}
+
+// MarshalJSON encodes the named fields followed by Extra.
+func (m ResultMeta) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(resultMetaFields(m))
+	if err != nil {
+		return nil, err
+	}
+	return appendExtra(b, m.Extra, resultMetaKeys)
+}
+
+// UnmarshalJSON decodes the named fields and keeps the rest in Extra.
+func (m *ResultMeta) UnmarshalJSON(b []byte) error {
+	if err := json.Unmarshal(b, (*resultMetaFields)(m)); err != nil {
+		return err
+	}
+	extra, err := collectExtra(b, resultMetaKeys)
+	m.Extra = extra
+	return err
+}
+
+// NotificationMeta is the _meta of a notification; SubscriptionID is set on
+// every notification delivered on a subscriptions/listen stream.
+type NotificationMeta struct {
+	SubscriptionID *jsonrpc.ID `json:"io.modelcontextprotocol/subscriptionId,omitempty"`
+}
+
+// Meta is free-form _meta on definitions and content blocks.
+type Meta map[string]any
+
+func appendExtra(b []byte, extra map[string]json.RawMessage, known map[string]bool) ([]byte, error) {
+	if len(extra) == 0 {
+		return b, nil
+	}
+	keys := sortedKeys(extra)
+	b = b[:len(b)-1] // drop '}'
+	first := len(b) == 1
+	for _, k := range keys {
+		if known[k] {
+			continue
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		kb, _ := json.Marshal(k)
+		b = append(b, kb...)
+		b = append(b, ':')
+		v := extra[k]
+		if len(v) == 0 {
+			v = json.RawMessage("null")
+		}
+		b = append(b, v...)
+	}
+	return append(b, '}'), nil
+}
+
+// collectExtra returns the members of the object b whose keys are not in
+// known; it allocates only when there are some.
+func collectExtra(b []byte, known map[string]bool) (map[string]json.RawMessage, error) {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 || b[0] != '{' {
+		return nil, nil
+	}
+	var extra map[string]json.RawMessage
+	err := jsonrpc.Members(b, func(k string, v []byte) bool {
+		if known[k] {
+			return true
+		}
+		if extra == nil {
+			extra = make(map[string]json.RawMessage)
+		}
+		extra[k] = append(json.RawMessage(nil), v...)
+		return true
+	})
+	return extra, err
+}

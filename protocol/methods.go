@@ -1,0 +1,52 @@
+package protocol
+
+// Method names.
+const (
+	MethodDiscover              = "server/discover"
+	MethodToolsList             = "tools/list"
+	MethodToolsCall             = "tools/call"
+	MethodResourcesList         = "resources/list"
+	MethodResourcesRead         = "resources/read"
+	MethodResourceTemplatesList = "resources/templates/list"
+	MethodPromptsList           = "prompts/list"
+	MethodPromptsGet            = "prompts/get"
+	MethodComplete              = "completion/complete"
+	MethodSubscriptionsListen   = "subscriptions/listen"
+
+	// Legacy-era methods.
+	MethodInitialize              = "initialize"
+	MethodPing                    = "ping"
+	MethodLoggingSetLevel         = "logging/setLevel"
+	MethodResourcesSubscribe      = "resources/subscribe"
+	MethodResourcesUnsubscribe    = "resources/unsubscribe"
+	MethodNotificationInitialized = "notifications/initialized"
+
+	// Input requests (server to client, carried by MRTR).
+	MethodElicit        = "elicitation/create"
+	MethodCreateMessage = "sampling/createMessage"
+	MethodListRoots     = "roots/list"
+
+	// Notifications.
+	NotificationCancelled                 = "notifications/cancelled"
+	NotificationProgress                  = "notifications/progress"
+	NotificationMessage                   = "notifications/message"
+	NotificationResourceUpdated           = "notifications/resources/updated"
+	NotificationResourceListChanged       = "notifications/resources/list_changed"
+	NotificationToolListChanged           = "notifications/tools/list_changed"
+	NotificationPromptListChanged         = "notifications/prompts/list_changed"
+	NotificationSubscriptionsAcknowledged = "notifications/subscriptions/acknowledged"
+	NotificationRootsListChanged          = "notifications/roots/list_changed"
+)
+
+// NameParam reports which params member the Mcp-Name HTTP header mirrors for
+// method: "name" for tools/call and prompts/get, "uri" for resources/read,
+// and "" for methods without one.
+func NameParam(method string) string {
+	switch method {
+	case MethodToolsCall, MethodPromptsGet:
+		return "name"
+	case MethodResourcesRead:
+		return "uri"
+	}
+	return ""
+}

@@ -1,0 +1,168 @@
+package schema
+
+import (
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// uriKey returns u without its fragment, the key under which a schema
+// resource is registered.
+func uriKey(u *url.URL) string {
+	if u.Fragment == "" && u.RawFragment == "" {
+		return u.String()
+	}
+	v := *u
+	v.Fragment, v.RawFragment = "", ""
+	return v.String()
+}
+
+// link resolves every pending "$ref" and "$dynamicRef". Targets that were not
+// compiled as part of the normal walk (for example a pointer into an unknown
+// keyword) are compiled on demand, which may queue further references.
+// Linking after compilation is what lets recursive references work.
+func (c *compiler) link() error {
+	for len(c.pending) > 0 {
+		pr := c.pending[len(c.pending)-1]
+		c.pending = c.pending[:len(c.pending)-1]
+		target, err := c.resolve(pr)
+		if err != nil {
+			kw := "$ref"
+			if pr.dynamic {
+				kw = "$dynamicRef"
+			}
+			return fmt.Errorf("schema: at %q: %s %q: %w", "#"+pr.s.loc, kw, pr.ref, err)
+		}
+		if pr.dynamic {
+			pr.s.dynRef = target
+		} else {
+			pr.s.ref = target
+		}
+	}
+	return nil
+}
+
+// errExternal explains why a reference outside the document is rejected.
+var errExternal = fmt.Errorf("external reference is unresolved (only references within the document are supported; remote schemas are never fetched)")
+
+func (c *compiler) resolve(pr pendingRef) (*schema, error) {
+	u, err := pr.base.Parse(pr.ref)
+	if err != nil {
+		return nil, fmt.Errorf("invalid reference: %v", err)
+	}
+	key := uriKey(u)
+	resLoc, ok := c.resources[key]
+	if !ok {
+		return nil, errExternal
+	}
+	frag := u.Fragment
+	if frag != "" && frag[0] != '/' {
+		s, ok := c.anchors[key+"#"+frag]
+		if !ok {
+			return nil, fmt.Errorf("anchor %q not found", frag)
+		}
+		return s, nil
+	}
+	loc := resLoc
+	if frag != "" {
+		for _, tok := range strings.Split(frag[1:], "/") {
+			loc += "/" + escapeToken(unescapeToken(tok))
+		}
+	}
+	if s, ok := c.byLoc[loc]; ok {
+		return s, nil
+	}
+	node, ok := c.lookup(loc)
+	if !ok {
+		return nil, fmt.Errorf("no value at JSON pointer %q", "#"+loc)
+	}
+	resBase, err := url.Parse(key)
+	if err != nil {
+		return nil, err
+	}
+	return c.compile(node, loc, resBase)
+}
+
+// lookup finds the raw document value at an (escaped) JSON pointer.
+func (c *compiler) lookup(ptr string) (any, bool) {
+	node := c.doc
+	if ptr == "" {
+		return node, true
+	}
+	for _, tok := range strings.Split(ptr[1:], "/") {
+		tok = unescapeToken(tok)
+		switch n := node.(type) {
+		case map[string]any:
+			v, ok := n[tok]
+			if !ok {
+				return nil, false
+			}
+			node = v
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(n) || (len(tok) > 1 && tok[0] == '0') {
+				return nil, false
+			}
+			node = n[i]
+		default:
+			return nil, false
+		}
+	}
+	return node, true
+}
+
+// inPlace lists the subschemas that apply to the same instance location as s.
+func (s *schema) inPlace(yield func(*schema) bool) {
+	one := func(x *schema) bool { return x == nil || yield(x) }
+	if !one(s.ref) || !one(s.dynRef) || !one(s.not) || !one(s.ifS) || !one(s.thenS) || !one(s.elseS) {
+		return
+	}
+	for _, list := range [][]*schema{s.allOf, s.anyOf, s.oneOf} {
+		for _, x := range list {
+			if !yield(x) {
+				return
+			}
+		}
+	}
+	for _, d := range s.depSchemas {
+		if !yield(d.s) {
+			return
+		}
+	}
+}
+
+// checkCycles rejects reference cycles that never descend into the instance
+// (such as {"$ref": "#"}), which would otherwise make validation loop forever.
+func (c *compiler) checkCycles() error {
+	const (
+		unseen = iota
+		active
+		done
+	)
+	state := make(map[*schema]int, len(c.byLoc))
+	var visit func(s *schema) *schema
+	visit = func(s *schema) *schema {
+		switch state[s] {
+		case active:
+			return s
+		case done:
+			return nil
+		}
+		state[s] = active
+		var bad *schema
+		for x := range s.inPlace {
+			if bad = visit(x); bad != nil {
+				break
+			}
+		}
+		state[s] = done
+		return bad
+	}
+	for _, s := range c.byLoc {
+		if bad := visit(s); bad != nil {
+			return fmt.Errorf("schema: at %q: reference cycle does not consume any part of the instance", "#"+bad.loc)
+		}
+	}
+	return nil
+}

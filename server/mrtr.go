@@ -1,0 +1,193 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/mcpkit/mcpkit/protocol"
+)
+
+// ErrInputRequired is returned by the Request input methods (Elicit,
+// CreateMessage, ListRoots) when the client has not answered yet. A handler
+// returns it (or an error wrapping it) as it is; the server then answers
+// with an InputRequiredResult carrying every input asked for so far, and the
+// client retries the request with the answers. Handlers are written in
+// straight-line Go and run again from the top on each retry.
+var ErrInputRequired = errors.New("server: input required")
+
+// inputState is the MRTR side of a request: the answers known so far (from
+// requestState and the retry's inputResponses), what the handler asked for
+// in this round, and the handler's own state.
+type inputState struct {
+	answers map[string]json.RawMessage
+	asked   map[string]*protocol.InputRequest
+	state   []byte
+	// digest identifies the request's salient params; computed only when
+	// state is opened or sealed, off the common path.
+	digest     func() string
+	digestMemo string
+}
+
+func (in *inputState) digestValue() string {
+	if in.digestMemo == "" {
+		in.digestMemo = in.digest()
+	}
+	return in.digestMemo
+}
+
+// startInput opens the request's MRTR state from a retry's inputResponses
+// and requestState. digest identifies the salient params, to which the
+// state is bound.
+func (r *Request) startInput(p *protocol.InputParams, digest func() string) error {
+	in := &inputState{digest: digest}
+	if p.RequestState != "" {
+		st, err := r.server.sealer.open(p.RequestState, r.Method, in.digestValue(), r.Principal)
+		if err != nil {
+			r.server.logger.Warn("rejected requestState", "method", r.Method, "err", err)
+			return protocol.InvalidParams("invalid requestState: " + err.Error())
+		}
+		in.answers, in.state = st.Answers, st.State
+	}
+	for k, v := range p.InputResponses {
+		if firstByte(v) != '{' {
+			return protocol.InvalidParams(fmt.Sprintf("inputResponses[%q] must be an object", k))
+		}
+		if in.answers == nil {
+			in.answers = make(map[string]json.RawMessage, len(p.InputResponses))
+		}
+		in.answers[k] = v
+	}
+	r.input = in
+	return nil
+}
+
+// inputRequired turns ErrInputRequired into the InputRequiredResult.
+func (r *Request) inputRequired(err error) (*protocol.InputRequiredResult, bool) {
+	if !errors.Is(err, ErrInputRequired) || r.input == nil {
+		return nil, false
+	}
+	st, serr := r.server.sealer.seal(r.Method, r.input.digestValue(), r.Principal, sealedState{Answers: r.input.answers, State: r.input.state})
+	if serr != nil {
+		r.server.logger.Error("sealing requestState", "err", serr)
+		return nil, false
+	}
+	res := &protocol.InputRequiredResult{InputRequests: r.input.asked, RequestState: st}
+	res.ResultType = protocol.ResultInputRequired
+	return res, true
+}
+
+var errNoInput = protocol.InternalError("input requests are only possible on tools/call, prompts/get and resources/read")
+
+// ask looks up the answer under key, or records the input request and
+// returns ErrInputRequired.
+func (r *Request) ask(key string, method string, params any, into any) error {
+	if r.input == nil {
+		return errNoInput
+	}
+	if key == "" {
+		return errors.New("server: input request key must not be empty")
+	}
+	if ans, ok := r.input.answers[key]; ok {
+		if err := decodeAnswer(ans, into); err != nil {
+			return protocol.InvalidParams(fmt.Sprintf("inputResponses[%q] is not a valid %s result: %v", key, method, err))
+		}
+		return nil
+	}
+	if r.input.asked == nil {
+		r.input.asked = make(map[string]*protocol.InputRequest)
+	}
+	r.input.asked[key] = &protocol.InputRequest{Method: method, Params: params}
+	return ErrInputRequired
+}
+
+func decodeAnswer(ans json.RawMessage, into any) error {
+	dec := json.NewDecoder(bytes.NewReader(ans))
+	return dec.Decode(into)
+}
+
+// Elicit asks the user, through the client, for the input p describes. On
+// the retry that carries the answer under key it returns the client's
+// result; until then it records the request and returns ErrInputRequired.
+// It returns a -32021 error when the client did not declare the elicitation
+// capability (or its url mode, for a URL elicitation).
+func (r *Request) Elicit(key string, p *protocol.ElicitParams) (*protocol.ElicitResult, error) {
+	caps := r.Meta.ClientCapabilities
+	if p.Mode == "url" {
+		if caps.Elicitation == nil || caps.Elicitation.URL == nil {
+			return nil, protocol.MissingCapability(protocol.ClientCapabilities{Elicitation: &protocol.ElicitationCapability{URL: protocol.Object{}}})
+		}
+	} else if caps.Elicitation == nil || (caps.Elicitation.Form == nil && caps.Elicitation.URL != nil) {
+		return nil, protocol.MissingCapability(protocol.ClientCapabilities{Elicitation: &protocol.ElicitationCapability{}})
+	}
+	var res protocol.ElicitResult
+	if err := r.ask(key, protocol.MethodElicit, p, &res); err != nil {
+		return nil, err
+	}
+	switch res.Action {
+	case protocol.ElicitAccept, protocol.ElicitDecline, protocol.ElicitCancel:
+	default:
+		return nil, protocol.InvalidParams(fmt.Sprintf("inputResponses[%q]: elicitation action must be accept, decline or cancel", key))
+	}
+	return &res, nil
+}
+
+// CreateMessage asks the client to sample a model. It behaves as Elicit,
+// with the sampling capability (and sampling.tools when p offers tools).
+func (r *Request) CreateMessage(key string, p *protocol.CreateMessageParams) (*protocol.CreateMessageResult, error) {
+	caps := r.Meta.ClientCapabilities
+	if caps.Sampling == nil {
+		return nil, protocol.MissingCapability(protocol.ClientCapabilities{Sampling: &protocol.SamplingCapability{}})
+	}
+	if (len(p.Tools) > 0 || p.ToolChoice != nil) && caps.Sampling.Tools == nil {
+		return nil, protocol.MissingCapability(protocol.ClientCapabilities{Sampling: &protocol.SamplingCapability{Tools: protocol.Object{}}})
+	}
+	var res protocol.CreateMessageResult
+	if err := r.ask(key, protocol.MethodCreateMessage, p, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// ListRoots asks the client for its roots. It behaves as Elicit, with the
+// roots capability.
+func (r *Request) ListRoots(key string) (*protocol.ListRootsResult, error) {
+	if r.Meta.ClientCapabilities.Roots == nil {
+		return nil, protocol.MissingCapability(protocol.ClientCapabilities{Roots: &protocol.RootsCapability{}})
+	}
+	var res protocol.ListRootsResult
+	if err := r.ask(key, protocol.MethodListRoots, nil, &res); err != nil {
+		return nil, err
+	}
+	if res.Roots == nil {
+		return nil, protocol.InvalidParams(fmt.Sprintf("inputResponses[%q]: roots/list result needs roots", key))
+	}
+	return &res, nil
+}
+
+// State returns the handler's own state carried from the previous round in
+// requestState (nil on the first round).
+func (r *Request) State() []byte {
+	if r.input == nil {
+		return nil
+	}
+	return r.input.state
+}
+
+// SetState sets state to carry, sealed in requestState, into the next round
+// of this request.
+func (r *Request) SetState(state []byte) {
+	if r.input != nil {
+		r.input.state = state
+	}
+}
+
+// Input returns the raw answer the client gave under key, if any.
+func (r *Request) Input(key string) (json.RawMessage, bool) {
+	if r.input == nil {
+		return nil, false
+	}
+	v, ok := r.input.answers[key]
+	return v, ok
+}

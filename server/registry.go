@@ -1,0 +1,125 @@
+package server
+
+import (
+	"encoding/base64"
+	"sort"
+
+	"github.com/mcpkit/mcpkit/protocol"
+)
+
+// registry holds named entries in a deterministic order (by key), so that
+// every replica lists them alike and cursors stay valid across replicas.
+type registry[T any] struct {
+	byKey map[string]T
+	keys  []string // sorted
+}
+
+func (g *registry[T]) len() int { return len(g.keys) }
+
+func (g *registry[T]) get(key string) (T, bool) {
+	v, ok := g.byKey[key]
+	return v, ok
+}
+
+// put adds or replaces an entry and reports whether it replaced one.
+func (g *registry[T]) put(key string, v T) bool {
+	if g.byKey == nil {
+		g.byKey = make(map[string]T)
+	}
+	_, existed := g.byKey[key]
+	g.byKey[key] = v
+	if !existed {
+		i := sort.SearchStrings(g.keys, key)
+		g.keys = append(g.keys, "")
+		copy(g.keys[i+1:], g.keys[i:])
+		g.keys[i] = key
+	}
+	return existed
+}
+
+func (g *registry[T]) remove(key string) bool {
+	if _, ok := g.byKey[key]; !ok {
+		return false
+	}
+	delete(g.byKey, key)
+	i := sort.SearchStrings(g.keys, key)
+	g.keys = append(g.keys[:i], g.keys[i+1:]...)
+	return true
+}
+
+// page returns the entries after cursor, at most size of them, and the
+// cursor of the next page ("" at the end). A cursor names the last key of
+// the previous page, so it survives additions and removals.
+func (g *registry[T]) page(cursor string, size int) ([]T, string, error) {
+	start := 0
+	if cursor != "" {
+		after, err := decodeCursor(cursor)
+		if err != nil {
+			return nil, "", err
+		}
+		start = sort.Search(len(g.keys), func(i int) bool { return g.keys[i] > after })
+	}
+	end := len(g.keys)
+	next := ""
+	if size > 0 && end-start > size {
+		end = start + size
+		next = encodeCursor(g.keys[end-1])
+	}
+	out := make([]T, 0, end-start)
+	for _, k := range g.keys[start:end] {
+		out = append(out, g.byKey[k])
+	}
+	return out, next, nil
+}
+
+const cursorPrefix = "k:"
+
+func encodeCursor(lastKey string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + lastKey))
+}
+
+func decodeCursor(c string) (string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil || len(b) < len(cursorPrefix) || string(b[:len(cursorPrefix)]) != cursorPrefix {
+		return "", protocol.InvalidParams("invalid cursor")
+	}
+	return string(b[len(cursorPrefix):]), nil
+}
+
+func (s *Server) pageSize() int {
+	if s.opts.PageSize > 0 {
+		return s.opts.PageSize
+	}
+	return 100
+}
+
+var (
+	defaultListCache = protocol.CacheHints{TTLMs: 60000, CacheScope: protocol.CachePublic}
+	defaultReadCache = protocol.CacheHints{TTLMs: 0, CacheScope: protocol.CachePrivate}
+)
+
+func (s *Server) listCache() protocol.CacheHints {
+	if s.opts.ListCache != nil {
+		return *s.opts.ListCache
+	}
+	return defaultListCache
+}
+
+func (s *Server) discoverCache() protocol.CacheHints {
+	if s.opts.DiscoverCache != nil {
+		return *s.opts.DiscoverCache
+	}
+	return defaultListCache
+}
+
+func (s *Server) readCache() protocol.CacheHints {
+	if s.opts.ReadCache != nil {
+		return *s.opts.ReadCache
+	}
+	return defaultReadCache
+}
+
+// paramsWithCursor decodes the cursor of a list request.
+type paramsWithCursor struct {
+	Cursor string `json:"cursor"`
+}

@@ -1,0 +1,180 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"sync"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/protocol"
+	"github.com/mcpkit/mcpkit/transport"
+)
+
+// Request is what a handler knows about the request it serves: its id, its
+// _meta (protocol version, client capabilities, client info) and the
+// principal, with the means to report progress, send log messages and, on
+// tools/call, prompts/get and resources/read, ask the client for input.
+type Request struct {
+	// ID is the JSON-RPC id of the request.
+	ID jsonrpc.ID
+	// Method is the request's method.
+	Method string
+	// Meta is the request's _meta; never nil once the request is served.
+	Meta *protocol.RequestMeta
+	// Principal identifies the authenticated caller, as set on the context
+	// with WithPrincipal; "" when unknown.
+	Principal string
+
+	server *Server
+	params json.RawMessage
+	out    *requestNotifier
+	input  *inputState // nil where MRTR is not allowed
+}
+
+// ClientCapabilities returns the capabilities the client declared on this
+// request.
+func (r *Request) ClientCapabilities() *protocol.ClientCapabilities { return r.Meta.ClientCapabilities }
+
+type principalKey struct{}
+
+// WithPrincipal returns a context carrying the authenticated principal, for
+// authentication middleware in front of the transport. MRTR requestState is
+// bound to it.
+func WithPrincipal(ctx context.Context, principal string) context.Context {
+	return context.WithValue(ctx, principalKey{}, principal)
+}
+
+// PrincipalFrom returns the principal set with WithPrincipal, or "".
+func PrincipalFrom(ctx context.Context) string {
+	p, _ := ctx.Value(principalKey{}).(string)
+	return p
+}
+
+func (s *Server) newRequest(ctx context.Context, msg *jsonrpc.Message, n transport.Notifier) (*Request, error) {
+	r := &Request{ID: msg.ID, Method: msg.Method, server: s, params: msg.Params, Principal: PrincipalFrom(ctx)}
+	var rawMeta []byte
+	if len(msg.Params) > 0 {
+		if firstByte(msg.Params) != '{' {
+			return nil, metaError{protocol.InvalidParams("params must be an object")}
+		}
+		rawMeta = jsonrpc.Member(msg.Params, "_meta")
+	}
+	if rawMeta == nil {
+		return nil, metaError{protocol.InvalidParams("missing required _meta (" + protocol.MetaProtocolVersion + ", " + protocol.MetaClientCapabilities + ")")}
+	}
+	meta := &protocol.RequestMeta{}
+	if err := json.Unmarshal(rawMeta, meta); err != nil {
+		return nil, metaError{protocol.InvalidParams("malformed _meta: " + err.Error())}
+	}
+	if meta.ProtocolVersion == "" {
+		return nil, metaError{protocol.InvalidParams("missing required _meta field " + protocol.MetaProtocolVersion)}
+	}
+	if !s.supports(meta.ProtocolVersion) {
+		return nil, protocol.UnsupportedVersion(meta.ProtocolVersion, s.versions)
+	}
+	if meta.ClientCapabilities == nil {
+		return nil, metaError{protocol.InvalidParams("missing required _meta field " + protocol.MetaClientCapabilities)}
+	}
+	if meta.LogLevel != "" && meta.LogLevel.Severity() < 0 {
+		return nil, protocol.InvalidParams("invalid log level " + string(meta.LogLevel))
+	}
+	r.Meta = meta
+	r.out = &requestNotifier{n: n}
+	return r, nil
+}
+
+func firstByte(b []byte) byte {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return c
+		}
+	}
+	return 0
+}
+
+// finish stops the request's notifications: nothing more is sent for it.
+func (r *Request) finish() { r.out.close() }
+
+// decodeParams decodes the request's params into v; a failure is -32602.
+func (r *Request) decodeParams(v any) error {
+	if len(r.params) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(r.params, v); err != nil {
+		return protocol.InvalidParams("invalid params: " + err.Error())
+	}
+	return nil
+}
+
+// ErrRequestFinished is returned by notification methods once the request
+// has been answered or cancelled.
+var ErrRequestFinished = errors.New("server: request finished")
+
+type requestNotifier struct {
+	mu           sync.Mutex
+	n            transport.Notifier
+	done         bool
+	lastProgress float64
+	sentProgress bool
+}
+
+func (o *requestNotifier) send(msg []byte) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.done || o.n == nil {
+		return ErrRequestFinished
+	}
+	return o.n.Notify(msg)
+}
+
+func (o *requestNotifier) close() {
+	o.mu.Lock()
+	o.done = true
+	o.mu.Unlock()
+}
+
+func (r *Request) notify(method string, params any) error {
+	b, err := json.Marshal(params)
+	if err != nil {
+		return err
+	}
+	return r.out.send(jsonrpc.AppendNotification(nil, method, b))
+}
+
+// Progress sends a notifications/progress for this request, if the client
+// asked for progress with a progressToken; otherwise it does nothing.
+// progress must increase from one call to the next; total <= 0 means
+// unknown.
+func (r *Request) Progress(progress, total float64, message string) error {
+	if r.Meta.ProgressToken == nil {
+		return nil
+	}
+	if math.IsNaN(progress) || math.IsInf(progress, 0) {
+		return errors.New("server: progress must be a finite number")
+	}
+	r.out.mu.Lock()
+	if r.out.sentProgress && progress <= r.out.lastProgress {
+		r.out.mu.Unlock()
+		return errors.New("server: progress must increase")
+	}
+	r.out.sentProgress, r.out.lastProgress = true, progress
+	r.out.mu.Unlock()
+	p := protocol.ProgressParams{ProgressToken: *r.Meta.ProgressToken, Progress: progress, Message: message}
+	if total > 0 {
+		p.Total = &total
+	}
+	return r.notify(protocol.NotificationProgress, p)
+}
+
+// Log sends a notifications/message for this request if the client set a
+// log level on it and level is at or above that level; otherwise it does
+// nothing.
+func (r *Request) Log(level protocol.LoggingLevel, logger string, data any) error {
+	want := r.Meta.LogLevel
+	if want == "" || level.Severity() < want.Severity() {
+		return nil
+	}
+	return r.notify(protocol.NotificationMessage, protocol.LoggingMessageParams{Level: level, Logger: logger, Data: data})
+}

@@ -1,0 +1,203 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/mcpkit/mcpkit/protocol"
+)
+
+// ReadRequest is a resources/read request as a resource handler sees it.
+type ReadRequest struct {
+	*Request
+	// URI is the URI being read.
+	URI string
+	// Vars holds the URI template's variables when the URI matched a
+	// template; nil for a plain resource.
+	Vars map[string]string
+}
+
+// ResourceHandler serves resources/read for a resource or a template. It
+// may return ErrInputRequired (see Request.Elicit) and protocol errors; set
+// CacheHints on the result to override the server's ReadCache for this item.
+type ResourceHandler func(ctx context.Context, req *ReadRequest) (*protocol.ReadResourceResult, error)
+
+type resourceEntry struct {
+	def     *protocol.Resource
+	handler ResourceHandler
+}
+
+type templateEntry struct {
+	def     *protocol.ResourceTemplate
+	tmpl    *uriTemplate
+	handler ResourceHandler
+}
+
+// AddResource registers a resource served by h; one with the same URI is
+// replaced. It panics on a definition without URI or name.
+func (s *Server) AddResource(r *protocol.Resource, h ResourceHandler) {
+	if r == nil || r.URI == "" || r.Name == "" || h == nil {
+		panic("server: AddResource needs a URI, a name and a handler")
+	}
+	def := *r
+	s.mu.Lock()
+	s.resources.put(def.URI, &resourceEntry{def: &def, handler: h})
+	s.mu.Unlock()
+	s.publish(Event{Kind: ResourcesListChanged})
+}
+
+// AddResourceTemplate registers an RFC 6570 URI template served by h for
+// every URI it matches. It panics on an invalid template.
+func (s *Server) AddResourceTemplate(t *protocol.ResourceTemplate, h ResourceHandler) {
+	if t == nil || t.Name == "" || h == nil {
+		panic("server: AddResourceTemplate needs a template, a name and a handler")
+	}
+	tmpl, err := parseURITemplate(t.URITemplate)
+	if err != nil {
+		panic(fmt.Sprintf("server: AddResourceTemplate %q: %v", t.URITemplate, err))
+	}
+	def := *t
+	s.mu.Lock()
+	s.templates.put(def.URITemplate, &templateEntry{def: &def, tmpl: tmpl, handler: h})
+	s.mu.Unlock()
+	s.publish(Event{Kind: ResourcesListChanged})
+}
+
+// RemoveResource unregisters resources by URI and templates by template.
+func (s *Server) RemoveResource(uris ...string) {
+	changed := false
+	s.mu.Lock()
+	for _, u := range uris {
+		changed = s.resources.remove(u) || changed
+		changed = s.templates.remove(u) || changed
+	}
+	s.mu.Unlock()
+	if changed {
+		s.publish(Event{Kind: ResourcesListChanged})
+	}
+}
+
+// TextResource returns a handler that serves fixed text.
+func TextResource(mimeType, text string) ResourceHandler {
+	return func(ctx context.Context, req *ReadRequest) (*protocol.ReadResourceResult, error) {
+		return &protocol.ReadResourceResult{Contents: []*protocol.ResourceContents{{URI: req.URI, MIMEType: mimeType, Text: text}}}, nil
+	}
+}
+
+// BlobResource returns a handler that serves fixed binary data.
+func BlobResource(mimeType string, data []byte) ResourceHandler {
+	return func(ctx context.Context, req *ReadRequest) (*protocol.ReadResourceResult, error) {
+		return &protocol.ReadResourceResult{Contents: []*protocol.ResourceContents{{URI: req.URI, MIMEType: mimeType, Blob: data}}}, nil
+	}
+}
+
+func (s *Server) serveListResources(ctx context.Context, r *Request) (protocol.Result, error) {
+	var p paramsWithCursor
+	if err := r.decodeParams(&p); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	entries, next, err := s.resources.page(p.Cursor, s.pageSize())
+	s.mu.RUnlock()
+	if err != nil {
+		return nil, err
+	}
+	res := &protocol.ListResourcesResult{Resources: make([]*protocol.Resource, len(entries)), NextCursor: next, CacheHints: s.listCache()}
+	for i, e := range entries {
+		res.Resources[i] = e.def
+	}
+	return res, nil
+}
+
+func (s *Server) serveListTemplates(ctx context.Context, r *Request) (protocol.Result, error) {
+	var p paramsWithCursor
+	if err := r.decodeParams(&p); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	entries, next, err := s.templates.page(p.Cursor, s.pageSize())
+	s.mu.RUnlock()
+	if err != nil {
+		return nil, err
+	}
+	res := &protocol.ListResourceTemplatesResult{ResourceTemplates: make([]*protocol.ResourceTemplate, len(entries)), NextCursor: next, CacheHints: s.listCache()}
+	for i, e := range entries {
+		res.ResourceTemplates[i] = e.def
+	}
+	return res, nil
+}
+
+type readParams struct {
+	URI string `json:"uri"`
+	protocol.InputParams
+}
+
+// findResource returns the handler for uri and the template variables.
+func (s *Server) findResource(uri string) (ResourceHandler, map[string]string, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if e, ok := s.resources.get(uri); ok {
+		return e.handler, nil, true
+	}
+	for _, k := range s.templates.keys {
+		e := s.templates.byKey[k]
+		if vars, ok := e.tmpl.match(uri); ok {
+			return e.handler, vars, true
+		}
+	}
+	return nil, nil, false
+}
+
+// ErrResourceNotFound may be returned by a resource handler (a template's,
+// typically) for a URI it does not know; the client gets the spec's
+// resource-not-found error.
+var ErrResourceNotFound = errors.New("server: resource not found")
+
+func (s *Server) serveRead(ctx context.Context, r *Request) (protocol.Result, error) {
+	var p readParams
+	if err := r.decodeParams(&p); err != nil {
+		return nil, err
+	}
+	if p.URI == "" {
+		return nil, protocol.InvalidParams("resources/read needs a uri")
+	}
+	h, vars, ok := s.findResource(p.URI)
+	if !ok {
+		return nil, protocol.ResourceNotFound(p.URI)
+	}
+	if err := r.startInput(&p.InputParams, func() string { return digestOf([]byte(p.URI)) }); err != nil {
+		return nil, err
+	}
+	res, err := s.runRead(ctx, h, &ReadRequest{Request: r, URI: p.URI, Vars: vars})
+	if err != nil {
+		if ir, ok := r.inputRequired(err); ok {
+			return ir, nil
+		}
+		if errors.Is(err, ErrResourceNotFound) {
+			return nil, protocol.ResourceNotFound(p.URI)
+		}
+		return nil, err
+	}
+	if res == nil {
+		// A missing resource must be an error, never an empty contents list.
+		return nil, protocol.ResourceNotFound(p.URI)
+	}
+	if res.Contents == nil {
+		res.Contents = []*protocol.ResourceContents{}
+	}
+	if res.CacheScope == "" {
+		res.CacheHints = s.readCache()
+	}
+	return res, nil
+}
+
+func (s *Server) runRead(ctx context.Context, h ResourceHandler, req *ReadRequest) (res *protocol.ReadResourceResult, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.logger.Error("resource handler panicked", "uri", req.URI, "panic", v)
+			res, err = nil, protocol.InternalError("internal error reading "+req.URI)
+		}
+	}()
+	return h(ctx, req)
+}

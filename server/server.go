@@ -1,0 +1,348 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/protocol"
+	"github.com/mcpkit/mcpkit/transport"
+)
+
+// Options configure a Server. The zero value is usable: every field has a
+// sensible default.
+type Options struct {
+	// Instructions is natural-language guidance returned by server/discover.
+	Instructions string
+
+	// Versions lists the protocol revisions served, newest first. The
+	// default is protocol.ModernVersions.
+	Versions []string
+
+	// DiscoverCache and ListCache are the caching hints of server/discover
+	// and of the four list methods. The defaults are a TTL of one minute,
+	// public.
+	DiscoverCache *protocol.CacheHints
+	ListCache     *protocol.CacheHints
+	// ReadCache is the default caching hint of resources/read, used when a
+	// resource sets none. The default is a TTL of 0, private.
+	ReadCache *protocol.CacheHints
+
+	// PageSize is the most items one list page holds; 0 means 100.
+	PageSize int
+
+	// StateKey is the 32-byte key that seals MRTR requestState (AES-256-GCM).
+	// Replicas serving the same clients must share it. When nil a random key
+	// is made, so state survives only within this process.
+	StateKey []byte
+	// StateTTL bounds how long a requestState stays valid; 0 means 10 minutes.
+	StateTTL time.Duration
+
+	// Feed carries change events to subscriptions/listen streams; the default
+	// is an in-memory feed. Replicas share changes through a shared Feed.
+	Feed Feed
+
+	// OmitServerInfo leaves io.modelcontextprotocol/serverInfo out of result
+	// _meta.
+	OmitServerInfo bool
+
+	// Extensions are advertised in the server capabilities' extensions map.
+	Extensions map[string]protocol.Object
+
+	// Logger receives the server's own diagnostics (handler panics,
+	// rejected state). The default discards them.
+	Logger *slog.Logger
+}
+
+// Server is the stateless core of an MCP server: registries of tools,
+// resources and prompts, and Handle, which answers one request from the
+// request alone. It is safe for concurrent use; register features before or
+// while serving.
+type Server struct {
+	info     protocol.Implementation
+	opts     Options
+	versions []string
+	meta     *protocol.ResultMeta // shared, read-only
+	sealer   *sealer
+	feed     Feed
+	logger   *slog.Logger
+
+	mu        sync.RWMutex
+	tools     registry[*toolEntry]
+	resources registry[*resourceEntry]
+	templates registry[*templateEntry]
+	prompts   registry[*promptEntry]
+	completions map[completionKey]CompleteHandler
+
+	closeOnce sync.Once
+	done      chan struct{}
+}
+
+// New returns a Server that identifies itself with info.
+func New(info protocol.Implementation, opts *Options) *Server {
+	s := &Server{info: info, done: make(chan struct{})}
+	if opts != nil {
+		s.opts = *opts
+	}
+	s.versions = s.opts.Versions
+	if len(s.versions) == 0 {
+		s.versions = protocol.ModernVersions
+	}
+	if !s.opts.OmitServerInfo {
+		s.meta = &protocol.ResultMeta{ServerInfo: &s.info}
+	}
+	key := s.opts.StateKey
+	if key == nil {
+		key = make([]byte, 32)
+		_, _ = rand.Read(key)
+	}
+	ttl := s.opts.StateTTL
+	if ttl <= 0 {
+		ttl = 10 * time.Minute
+	}
+	sl, err := newSealer(key, ttl)
+	if err != nil {
+		panic("server: " + err.Error())
+	}
+	s.sealer = sl
+	s.feed = s.opts.Feed
+	if s.feed == nil {
+		s.feed = NewMemoryFeed()
+	}
+	s.logger = s.opts.Logger
+	if s.logger == nil {
+		s.logger = slog.New(slog.DiscardHandler)
+	}
+	return s
+}
+
+// Info returns the server's implementation info.
+func (s *Server) Info() protocol.Implementation { return s.info }
+
+// Versions returns the protocol revisions the server serves.
+func (s *Server) Versions() []string { return s.versions }
+
+// Close ends every subscriptions/listen stream with its graceful closing
+// result. Requests still running finish normally. Close is idempotent.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() { close(s.done) })
+	return nil
+}
+
+// Capabilities returns the capabilities the server advertises.
+func (s *Server) Capabilities() protocol.ServerCapabilities {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	caps := protocol.ServerCapabilities{
+		Logging:    protocol.Object{},
+		Extensions: s.opts.Extensions,
+	}
+	if s.tools.len() > 0 {
+		caps.Tools = &protocol.ListChangedCapability{ListChanged: true}
+	}
+	if s.resources.len() > 0 || s.templates.len() > 0 {
+		caps.Resources = &protocol.ResourcesCapability{Subscribe: true, ListChanged: true}
+	}
+	if s.prompts.len() > 0 {
+		caps.Prompts = &protocol.ListChangedCapability{ListChanged: true}
+	}
+	if s.hasCompletions() {
+		caps.Completions = protocol.Object{}
+	}
+	return caps
+}
+
+// methodInfo describes how the core serves one method.
+type methodInfo struct {
+	serve func(s *Server, ctx context.Context, r *Request) (protocol.Result, error)
+	// capability reports whether the server offers the method now.
+	capability func(c *protocol.ServerCapabilities) bool
+}
+
+// lookupMethod returns how the core serves method.
+func lookupMethod(method string) (methodInfo, bool) {
+	switch method {
+	case protocol.MethodDiscover:
+		return methodInfo{serve: (*Server).serveDiscover}, true
+	case protocol.MethodToolsList:
+		return methodInfo{serve: (*Server).serveListTools, capability: hasTools}, true
+	case protocol.MethodToolsCall:
+		return methodInfo{serve: (*Server).serveCallTool, capability: hasTools}, true
+	case protocol.MethodResourcesList:
+		return methodInfo{serve: (*Server).serveListResources, capability: hasResources}, true
+	case protocol.MethodResourceTemplatesList:
+		return methodInfo{serve: (*Server).serveListTemplates, capability: hasResources}, true
+	case protocol.MethodResourcesRead:
+		return methodInfo{serve: (*Server).serveRead, capability: hasResources}, true
+	case protocol.MethodPromptsList:
+		return methodInfo{serve: (*Server).serveListPrompts, capability: hasPrompts}, true
+	case protocol.MethodPromptsGet:
+		return methodInfo{serve: (*Server).serveGetPrompt, capability: hasPrompts}, true
+	case protocol.MethodComplete:
+		return methodInfo{serve: (*Server).serveComplete, capability: hasCompletions}, true
+	case protocol.MethodSubscriptionsListen:
+		return methodInfo{serve: (*Server).serveListen}, true
+	}
+	return methodInfo{}, false
+}
+
+func hasTools(c *protocol.ServerCapabilities) bool       { return c.Tools != nil }
+func hasResources(c *protocol.ServerCapabilities) bool   { return c.Resources != nil }
+func hasPrompts(c *protocol.ServerCapabilities) bool     { return c.Prompts != nil }
+func hasCompletions(c *protocol.ServerCapabilities) bool { return c.Completions != nil }
+
+// HasMethod reports whether the server serves method in the modern era.
+func (s *Server) HasMethod(method string) bool {
+	m, ok := lookupMethod(method)
+	if !ok {
+		return false
+	}
+	if m.capability != nil {
+		caps := s.Capabilities()
+		return m.capability(&caps)
+	}
+	return true
+}
+
+var _ transport.Handler = (*Server)(nil)
+
+// Handle answers one modern-era request. It implements transport.Handler.
+func (s *Server) Handle(ctx context.Context, msg *jsonrpc.Message, n transport.Notifier) *jsonrpc.Response {
+	resp := &jsonrpc.Response{ID: msg.ID}
+	result, err := s.handle(ctx, msg, n)
+	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return nil // cancelled: nothing more is sent for it
+		}
+		if errors.Is(err, errNoResponse) {
+			return nil
+		}
+		resp.Error = toWireError(err)
+		resp.HTTPStatus = httpStatus(err, resp.Error)
+		return resp
+	}
+	b, err := json.Marshal(result)
+	if err != nil {
+		s.logger.Error("encoding result", "method", msg.Method, "err", err)
+		resp.Error = protocol.InternalError("internal error: result could not be encoded")
+		return resp
+	}
+	resp.Result = b
+	return resp
+}
+
+// errNoResponse tells Handle to send nothing (a listen stream whose client
+// went away).
+var errNoResponse = errors.New("no response")
+
+// metaError marks the errors for malformed per-request _meta, which the
+// spec answers with HTTP 400 although their code is the generic -32602.
+type metaError struct{ err *protocol.Error }
+
+func (e metaError) Error() string { return e.err.Error() }
+func (e metaError) Unwrap() error { return e.err }
+
+func httpStatus(err error, e *protocol.Error) int {
+	var me metaError
+	if errors.As(err, &me) {
+		return 400
+	}
+	switch e.Code {
+	case protocol.CodeMethodNotFound:
+		return 404
+	case protocol.CodeHeaderMismatch, protocol.CodeMissingRequiredClientCapability,
+		protocol.CodeUnsupportedProtocolVersion, protocol.CodeParseError, protocol.CodeInvalidRequest:
+		return 400
+	}
+	return 0
+}
+
+func toWireError(err error) *protocol.Error {
+	var pe *protocol.Error
+	if errors.As(err, &pe) {
+		return pe
+	}
+	return protocol.InternalError(err.Error())
+}
+
+// HandleNotification receives client notifications. The modern era defines
+// none beyond cancellation, which transports handle, so it ignores them.
+func (s *Server) HandleNotification(ctx context.Context, msg *jsonrpc.Message) {}
+
+func (s *Server) handle(ctx context.Context, msg *jsonrpc.Message, n transport.Notifier) (protocol.Result, error) {
+	m, ok := lookupMethod(msg.Method)
+	if !ok {
+		if msg.Method == protocol.MethodInitialize {
+			return nil, s.initializeRefusal()
+		}
+		return nil, protocol.MethodNotFound(msg.Method)
+	}
+	r, err := s.newRequest(ctx, msg, n)
+	if err != nil {
+		return nil, err
+	}
+	defer r.finish()
+	if m.capability != nil {
+		caps := s.Capabilities()
+		if !m.capability(&caps) {
+			return nil, protocol.MethodNotFound(msg.Method)
+		}
+	}
+	res, err := m.serve(s, ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	s.fillHeader(res)
+	return res, nil
+}
+
+// initializeRefusal is the answer to initialize when the legacy era is not
+// served: an error naming the versions that are.
+func (s *Server) initializeRefusal() error {
+	return jsonrpc.NewError(protocol.CodeMethodNotFound,
+		"method not found: initialize; this server does not support the initialize handshake, it serves protocol versions "+joinVersions(s.versions)+" with per-request _meta",
+		struct {
+			Supported []string `json:"supported"`
+		}{s.versions})
+}
+
+func joinVersions(vs []string) string {
+	out := ""
+	for i, v := range vs {
+		if i > 0 {
+			out += ", "
+		}
+		out += v
+	}
+	return out
+}
+
+// fillHeader sets resultType and the server's _meta on a result.
+func (s *Server) fillHeader(res protocol.Result) {
+	h := res.Header()
+	if h.ResultType == "" {
+		h.ResultType = protocol.ResultComplete
+	}
+	if s.meta == nil {
+		return
+	}
+	if h.Meta == nil {
+		h.Meta = s.meta
+	} else if h.Meta.ServerInfo == nil {
+		h.Meta.ServerInfo = &s.info
+	}
+}
+
+func (s *Server) supports(version string) bool {
+	for _, v := range s.versions {
+		if v == version {
+			return true
+		}
+	}
+	return false
+}

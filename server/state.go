@@ -1,0 +1,139 @@
+package server
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// sealedState is what a requestState carries between MRTR rounds.
+type sealedState struct {
+	Answers map[string]json.RawMessage `json:"a,omitempty"`
+	State   []byte                     `json:"s,omitempty"`
+}
+
+// statePayload binds sealedState to the request it belongs to.
+type statePayload struct {
+	Method    string `json:"m"`
+	Digest    string `json:"d"`
+	Principal string `json:"p,omitempty"`
+	Expires   int64  `json:"x"`
+	sealedState
+}
+
+// sealer protects requestState with AES-256-GCM: clients can neither read
+// nor alter it, and it is rejected once expired or when presented on
+// another request or by another principal.
+type sealer struct {
+	aead cipher.AEAD
+	ttl  time.Duration
+	now  func() time.Time
+}
+
+const stateVersion = "s1."
+
+func newSealer(key []byte, ttl time.Duration) (*sealer, error) {
+	if len(key) != 32 {
+		return nil, errors.New("StateKey must be 32 bytes")
+	}
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, err
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		return nil, err
+	}
+	return &sealer{aead: aead, ttl: ttl, now: time.Now}, nil
+}
+
+var stateAAD = []byte("mcpkit requestState v1")
+
+func (s *sealer) seal(method, digest, principal string, st sealedState) (string, error) {
+	p := statePayload{Method: method, Digest: digest, Principal: principal, Expires: s.now().Add(s.ttl).Unix(), sealedState: st}
+	plain, err := json.Marshal(p)
+	if err != nil {
+		return "", err
+	}
+	nonce := make([]byte, s.aead.NonceSize(), s.aead.NonceSize()+len(plain)+s.aead.Overhead())
+	if _, err := rand.Read(nonce); err != nil {
+		return "", err
+	}
+	sealed := s.aead.Seal(nonce, nonce, plain, stateAAD)
+	return stateVersion + base64.RawURLEncoding.EncodeToString(sealed), nil
+}
+
+var (
+	errStateMalformed = errors.New("malformed or tampered")
+	errStateExpired   = errors.New("expired")
+	errStateRequest   = errors.New("issued for a different request")
+	errStatePrincipal = errors.New("issued to a different principal")
+)
+
+func (s *sealer) open(token, method, digest, principal string) (*sealedState, error) {
+	if len(token) <= len(stateVersion) || token[:len(stateVersion)] != stateVersion {
+		return nil, errStateMalformed
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(token[len(stateVersion):])
+	if err != nil || len(raw) < s.aead.NonceSize()+s.aead.Overhead() {
+		return nil, errStateMalformed
+	}
+	nonce, box := raw[:s.aead.NonceSize()], raw[s.aead.NonceSize():]
+	plain, err := s.aead.Open(nil, nonce, box, stateAAD)
+	if err != nil {
+		return nil, errStateMalformed
+	}
+	var p statePayload
+	if err := json.Unmarshal(plain, &p); err != nil {
+		return nil, errStateMalformed
+	}
+	switch {
+	case s.now().Unix() > p.Expires:
+		return nil, errStateExpired
+	case p.Method != method || p.Digest != digest:
+		return nil, errStateRequest
+	case p.Principal != principal:
+		return nil, errStatePrincipal
+	}
+	return &p.sealedState, nil
+}
+
+// canonical re-encodes JSON with sorted object keys, so that a client that
+// re-serialises its arguments on retry still matches the digest.
+func canonical(raw json.RawMessage) []byte {
+	if len(raw) == 0 {
+		return nil
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return raw
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return raw
+	}
+	return b
+}
+
+func digestOf(parts ...[]byte) string {
+	h := sha256.New()
+	for _, p := range parts {
+		var n [8]byte
+		l := len(p)
+		for i := range n {
+			n[i] = byte(l >> (8 * i))
+		}
+		h.Write(n[:])
+		h.Write(p)
+	}
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil))
+}
+
+func callDigest(name string, args json.RawMessage) string {
+	return digestOf([]byte(name), canonical(args))
+}

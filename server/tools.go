@@ -1,0 +1,310 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/mcpkit/mcpkit/protocol"
+	"github.com/mcpkit/mcpkit/schema"
+	"github.com/mcpkit/mcpkit/transport"
+)
+
+// CallRequest is a tools/call request as a tool handler sees it.
+type CallRequest struct {
+	*Request
+	// Name is the tool's name.
+	Name string
+	// Arguments is the argument object as received, already validated
+	// against the tool's input schema.
+	Arguments json.RawMessage
+}
+
+// ToolHandler serves tools/call for one tool. A returned *protocol.Error (or
+// ErrInputRequired, from the Request's input methods) becomes a protocol
+// answer; any other error becomes a tool result with isError set and the
+// error's message as text, which the model can read and act on.
+type ToolHandler func(ctx context.Context, req *CallRequest) (*protocol.CallToolResult, error)
+
+type toolEntry struct {
+	def     *protocol.Tool
+	in      *schema.Schema
+	out     *schema.Schema
+	headers []transport.HeaderParam
+	handler ToolHandler
+}
+
+// AddToolHandler registers a tool served by h. t.InputSchema is required and
+// must have root type "object"; t.OutputSchema, when set, is enforced on the
+// results. Schemas are compiled here, once. It panics on an invalid
+// definition, as net/http does on an invalid pattern; a tool of the same
+// name is replaced.
+func (s *Server) AddToolHandler(t *protocol.Tool, h ToolHandler) {
+	if err := s.addTool(t, h); err != nil {
+		panic("server: AddToolHandler: " + err.Error())
+	}
+}
+
+func (s *Server) addTool(t *protocol.Tool, h ToolHandler) error {
+	if t == nil || t.Name == "" {
+		return errors.New("tool needs a name")
+	}
+	if h == nil {
+		return fmt.Errorf("tool %q: nil handler", t.Name)
+	}
+	def := *t
+	if len(def.InputSchema) == 0 {
+		return fmt.Errorf("tool %q: no input schema", t.Name)
+	}
+	if !schema.IsObjectSchema(def.InputSchema) {
+		return fmt.Errorf(`tool %q: input schema must have root "type": "object"`, t.Name)
+	}
+	in, err := schema.Compile(def.InputSchema)
+	if err != nil {
+		return fmt.Errorf("tool %q: input schema: %w", t.Name, err)
+	}
+	var out *schema.Schema
+	if len(def.OutputSchema) > 0 {
+		if out, err = schema.Compile(def.OutputSchema); err != nil {
+			return fmt.Errorf("tool %q: output schema: %w", t.Name, err)
+		}
+	}
+	headers, err := transport.ParseHeaderParams(def.InputSchema)
+	if err != nil {
+		return fmt.Errorf("tool %q: %w", t.Name, err)
+	}
+	e := &toolEntry{def: &def, in: in, out: out, headers: headers, handler: h}
+	s.mu.Lock()
+	s.tools.put(def.Name, e)
+	s.mu.Unlock()
+	s.publish(Event{Kind: ToolsListChanged})
+	return nil
+}
+
+// RemoveTool unregisters the named tools.
+func (s *Server) RemoveTool(names ...string) {
+	changed := false
+	s.mu.Lock()
+	for _, n := range names {
+		changed = s.tools.remove(n) || changed
+	}
+	s.mu.Unlock()
+	if changed {
+		s.publish(Event{Kind: ToolsListChanged})
+	}
+}
+
+// AddTool registers a tool whose handler takes its arguments as a Go value
+// of type In and returns a value of type Out.
+//
+// The input schema is inferred from In (see package schema for the struct
+// tags) unless t.InputSchema is set; arguments are validated against it
+// before h runs. For Out:
+//   - *protocol.CallToolResult is returned as it is;
+//   - string becomes one text content block;
+//   - any other type becomes structuredContent, also serialised as text
+//     content, with an output schema inferred from Out unless t.OutputSchema
+//     is set (an interface type infers none).
+//
+// Errors are as for ToolHandler. It panics on an invalid definition.
+func AddTool[In, Out any](s *Server, t *protocol.Tool, h func(ctx context.Context, req *CallRequest, in In) (Out, error)) {
+	if t == nil {
+		panic("server: AddTool: nil tool")
+	}
+	def := *t
+	inType := reflect.TypeFor[In]()
+	if len(def.InputSchema) == 0 {
+		if isFreeForm(inType) {
+			def.InputSchema = json.RawMessage(`{"type":"object"}`)
+		} else {
+			sch, err := schema.ForType(inType)
+			if err != nil {
+				panic(fmt.Sprintf("server: AddTool %q: input schema: %v", def.Name, err))
+			}
+			def.InputSchema = sch
+		}
+	}
+	outType := reflect.TypeFor[Out]()
+	mode := outputMode(outType)
+	if mode == outStructured && len(def.OutputSchema) == 0 && outType.Kind() != reflect.Interface {
+		sch, err := schema.ForType(outType)
+		if err != nil {
+			panic(fmt.Sprintf("server: AddTool %q: output schema: %v", def.Name, err))
+		}
+		def.OutputSchema = sch
+	}
+	handler := func(ctx context.Context, req *CallRequest) (*protocol.CallToolResult, error) {
+		var in In
+		if len(req.Arguments) > 0 {
+			if err := json.Unmarshal(req.Arguments, &in); err != nil {
+				return nil, fmt.Errorf("invalid arguments: %v", err)
+			}
+		}
+		out, err := h(ctx, req, in)
+		if err != nil {
+			return nil, err
+		}
+		switch mode {
+		case outResult:
+			res := any(out).(*protocol.CallToolResult)
+			if res == nil {
+				res = &protocol.CallToolResult{}
+			}
+			return res, nil
+		case outText:
+			return TextResult(any(out).(string)), nil
+		}
+		b, err := json.Marshal(out)
+		if err != nil {
+			return nil, protocol.InternalError("encoding structured content: " + err.Error())
+		}
+		return &protocol.CallToolResult{
+			Content:           []protocol.Content{&protocol.TextContent{Text: string(b)}},
+			StructuredContent: b,
+		}, nil
+	}
+	if err := s.addTool(&def, handler); err != nil {
+		panic("server: AddTool: " + err.Error())
+	}
+}
+
+const (
+	outStructured = iota
+	outResult
+	outText
+)
+
+var callToolResultType = reflect.TypeFor[*protocol.CallToolResult]()
+
+func outputMode(t reflect.Type) int {
+	switch {
+	case t == callToolResultType:
+		return outResult
+	case t.Kind() == reflect.String:
+		return outText
+	}
+	return outStructured
+}
+
+var rawMessageType = reflect.TypeFor[json.RawMessage]()
+
+func isFreeForm(t reflect.Type) bool {
+	return t == rawMessageType || t.Kind() == reflect.Interface ||
+		(t.Kind() == reflect.Map && t.Key().Kind() == reflect.String && t.Elem().Kind() == reflect.Interface)
+}
+
+// TextResult returns a tool result of one text block.
+func TextResult(text string) *protocol.CallToolResult {
+	return &protocol.CallToolResult{Content: []protocol.Content{&protocol.TextContent{Text: text}}}
+}
+
+// ErrorResult returns a tool result with isError set and the message as text.
+func ErrorResult(message string) *protocol.CallToolResult {
+	r := TextResult(message)
+	r.IsError = true
+	return r
+}
+
+// ParamHeaders returns the x-mcp-header parameters of the named tool. It
+// implements transport.ParamHeaders.
+func (s *Server) ParamHeaders(tool string) []transport.HeaderParam {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if e, ok := s.tools.get(tool); ok {
+		return e.headers
+	}
+	return nil
+}
+
+func (s *Server) serveListTools(ctx context.Context, r *Request) (protocol.Result, error) {
+	var p paramsWithCursor
+	if err := r.decodeParams(&p); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	entries, next, err := s.tools.page(p.Cursor, s.pageSize())
+	s.mu.RUnlock()
+	if err != nil {
+		return nil, err
+	}
+	res := &protocol.ListToolsResult{Tools: make([]*protocol.Tool, len(entries)), NextCursor: next, CacheHints: s.listCache()}
+	for i, e := range entries {
+		res.Tools[i] = e.def
+	}
+	return res, nil
+}
+
+type callParams struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	protocol.InputParams
+}
+
+func (s *Server) serveCallTool(ctx context.Context, r *Request) (protocol.Result, error) {
+	var p callParams
+	if err := r.decodeParams(&p); err != nil {
+		return nil, err
+	}
+	if p.Name == "" {
+		return nil, protocol.InvalidParams("tools/call needs a tool name")
+	}
+	s.mu.RLock()
+	e, ok := s.tools.get(p.Name)
+	s.mu.RUnlock()
+	if !ok {
+		return nil, protocol.InvalidParams("Unknown tool: " + p.Name)
+	}
+	args := p.Arguments
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	} else if firstByte(args) != '{' {
+		return nil, protocol.InvalidParams("tool arguments must be an object")
+	}
+	if err := e.in.ValidateJSON(args); err != nil {
+		return ErrorResult("Invalid arguments for tool " + p.Name + ": " + err.Error()), nil
+	}
+	if err := r.startInput(&p.InputParams, func() string { return callDigest(p.Name, args) }); err != nil {
+		return nil, err
+	}
+	req := &CallRequest{Request: r, Name: p.Name, Arguments: args}
+	res, err := s.runTool(ctx, e, req)
+	if err != nil {
+		if ir, ok := r.inputRequired(err); ok {
+			return ir, nil
+		}
+		var pe *protocol.Error
+		if errors.As(err, &pe) {
+			return nil, pe
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return ErrorResult(err.Error()), nil
+	}
+	if res == nil {
+		res = &protocol.CallToolResult{}
+	}
+	if e.out != nil && !res.IsError {
+		if len(res.StructuredContent) == 0 {
+			return nil, protocol.InternalError("tool " + p.Name + " returned no structuredContent though it declares an output schema")
+		}
+		if err := e.out.ValidateJSON(res.StructuredContent); err != nil {
+			return nil, protocol.InternalError("tool " + p.Name + " returned structuredContent that does not match its output schema: " + err.Error())
+		}
+	}
+	return res, nil
+}
+
+// runTool calls the handler, turning a panic into an error so that one bad
+// handler cannot take the server down.
+func (s *Server) runTool(ctx context.Context, e *toolEntry, req *CallRequest) (res *protocol.CallToolResult, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.logger.Error("tool handler panicked", "tool", req.Name, "panic", v)
+			res, err = nil, protocol.InternalError("internal error in tool "+req.Name)
+		}
+	}()
+	return e.handler(ctx, req)
+}

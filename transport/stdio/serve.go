@@ -1,0 +1,314 @@
+package stdio
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/protocol"
+	"github.com/mcpkit/mcpkit/transport"
+)
+
+// DefaultMaxLineBytes is the default limit on one message: 16 MiB.
+const DefaultMaxLineBytes = 16 << 20
+
+// Options configure Serve. The zero value is usable.
+type Options struct {
+	// MaxLineBytes limits one incoming message; 0 means DefaultMaxLineBytes.
+	// A longer line is answered with a -32600 error and skipped.
+	MaxLineBytes int
+	// ShutdownGrace is how long in-flight requests may run on after the end
+	// of input before they are cancelled; 0 means 2 seconds.
+	// subscriptions/listen streams are ended at once.
+	ShutdownGrace time.Duration
+	// Logger receives transport diagnostics (write it to stderr, never to
+	// stdout); the default discards them.
+	Logger *slog.Logger
+}
+
+// Serve reads messages from in and answers them on out until in reaches end
+// of input or ctx is done. It returns nil at end of input, ctx.Err() when
+// ctx ends first, and a write or read error otherwise. Every request it
+// started has finished when it returns.
+func Serve(ctx context.Context, h transport.Handler, in io.Reader, out io.Writer, opts *Options) error {
+	c := newConn(h, out, opts)
+	return c.run(ctx, in)
+}
+
+type conn struct {
+	h      transport.Handler
+	opts   Options
+	logger *slog.Logger
+
+	wmu sync.Mutex
+	w   *bufio.Writer
+	werr error
+
+	mu       sync.Mutex
+	inflight map[jsonrpc.ID]*call
+	wg       sync.WaitGroup
+}
+
+type call struct {
+	cancel context.CancelFunc
+	listen bool
+	mu     sync.Mutex
+	done   bool // cancelled or answered: nothing more is written
+}
+
+func newConn(h transport.Handler, out io.Writer, opts *Options) *conn {
+	c := &conn{h: h, w: bufio.NewWriterSize(out, 64<<10), inflight: map[jsonrpc.ID]*call{}}
+	if opts != nil {
+		c.opts = *opts
+	}
+	if c.opts.MaxLineBytes <= 0 {
+		c.opts.MaxLineBytes = DefaultMaxLineBytes
+	}
+	if c.opts.ShutdownGrace <= 0 {
+		c.opts.ShutdownGrace = 2 * time.Second
+	}
+	c.logger = c.opts.Logger
+	if c.logger == nil {
+		c.logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+func (c *conn) run(ctx context.Context, in io.Reader) error {
+	ctx, cancelAll := context.WithCancel(ctx)
+	defer cancelAll()
+	lines := make(chan []byte)
+	readErr := make(chan error, 1)
+	readerDone := make(chan struct{})
+	go func() {
+		defer close(readerDone)
+		readErr <- c.readLines(ctx, in, lines)
+	}()
+	var err error
+loop:
+	for {
+		select {
+		case line := <-lines:
+			c.dispatch(ctx, line)
+		case err = <-readErr:
+			break loop
+		case <-ctx.Done():
+			err = ctx.Err()
+			break loop
+		}
+	}
+	c.shutdown(cancelAll)
+	// The reader goroutine ends at end of input; when ctx ended first it
+	// may still be blocked in a read the caller must unblock by closing in.
+	if errors.Is(err, io.EOF) {
+		err = nil
+	}
+	if werr := c.writeErr(); err == nil && werr != nil {
+		err = werr
+	}
+	if err == nil || !errors.Is(err, ctx.Err()) {
+		<-readerDone
+	}
+	return err
+}
+
+// readLines splits in into lines, answering over-long ones with an error.
+func (c *conn) readLines(ctx context.Context, in io.Reader, lines chan<- []byte) error {
+	r := bufio.NewReaderSize(in, 64<<10)
+	var acc []byte
+	tooLong := false
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if len(chunk) > 0 && !tooLong {
+			if len(acc)+len(chunk) > c.opts.MaxLineBytes+2 {
+				tooLong, acc = true, nil
+			} else {
+				acc = append(acc, chunk...)
+			}
+		}
+		switch {
+		case err == nil || (err == io.EOF && len(acc) > 0):
+			if tooLong {
+				c.write(jsonrpc.AppendError(nil, jsonrpc.ID{}, jsonrpc.NewError(protocol.CodeInvalidRequest,
+					"message exceeds the limit of "+strconv.Itoa(c.opts.MaxLineBytes)+" bytes", nil)))
+			} else if line := bytes.TrimSpace(acc); len(line) > 0 {
+				select {
+				case lines <- line:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
+			acc, tooLong = nil, false
+			if err != nil {
+				return err
+			}
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		default:
+			return err
+		}
+	}
+}
+
+func (c *conn) dispatch(ctx context.Context, line []byte) {
+	msg, err := jsonrpc.Decode(line)
+	if err != nil {
+		var id jsonrpc.ID
+		if msg != nil {
+			id = msg.ID
+		}
+		c.write(jsonrpc.AppendError(nil, id, err.(*jsonrpc.Error)))
+		return
+	}
+	switch {
+	case msg.IsRequest():
+		c.start(ctx, msg)
+	case msg.IsNotification():
+		if msg.Method == protocol.NotificationCancelled {
+			c.cancel(msg.Params)
+			return
+		}
+		c.h.HandleNotification(ctx, msg)
+	default:
+		if rh, ok := c.h.(transport.ResponseHandler); ok {
+			rh.HandleResponse(ctx, msg)
+			return
+		}
+		c.logger.Debug("ignoring response from client", "id", msg.ID.String())
+	}
+}
+
+func (c *conn) start(ctx context.Context, msg *jsonrpc.Message) {
+	cctx, cancel := context.WithCancel(ctx)
+	cl := &call{cancel: cancel, listen: msg.Method == protocol.MethodSubscriptionsListen}
+	c.mu.Lock()
+	if _, dup := c.inflight[msg.ID]; dup {
+		c.mu.Unlock()
+		cancel()
+		c.write(jsonrpc.AppendError(nil, msg.ID, jsonrpc.NewError(protocol.CodeInvalidRequest, "invalid request: id "+msg.ID.String()+" is already in use", nil)))
+		return
+	}
+	c.inflight[msg.ID] = cl
+	c.mu.Unlock()
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer cancel()
+		n := transport.NotifierFunc(func(b []byte) error {
+			cl.mu.Lock()
+			defer cl.mu.Unlock()
+			if cl.done {
+				return errCallDone
+			}
+			return c.write(b)
+		})
+		resp := c.h.Handle(cctx, msg, n)
+		c.mu.Lock()
+		delete(c.inflight, msg.ID)
+		c.mu.Unlock()
+		cl.mu.Lock()
+		defer cl.mu.Unlock()
+		if cl.done || resp == nil {
+			cl.done = true
+			return
+		}
+		cl.done = true
+		c.write(resp.Append(nil))
+	}()
+}
+
+var errCallDone = errors.New("stdio: request finished or cancelled")
+
+// cancel handles notifications/cancelled: the named request's context is
+// cancelled and nothing more is written for it.
+func (c *conn) cancel(params json.RawMessage) {
+	var p protocol.CancelledParams
+	if len(params) == 0 || json.Unmarshal(params, &p) != nil || !p.RequestID.IsValid() {
+		return // malformed cancellations are ignored
+	}
+	c.mu.Lock()
+	cl := c.inflight[p.RequestID]
+	c.mu.Unlock()
+	if cl == nil {
+		return
+	}
+	cl.mu.Lock()
+	cl.done = true
+	cl.mu.Unlock()
+	cl.cancel()
+}
+
+// shutdown ends listen streams at once, gives other requests the grace
+// period, then cancels what is left and waits for it.
+func (c *conn) shutdown(cancelAll context.CancelFunc) {
+	c.mu.Lock()
+	for _, cl := range c.inflight {
+		if cl.listen {
+			cl.cancel()
+		}
+	}
+	c.mu.Unlock()
+	finished := make(chan struct{})
+	go func() {
+		c.wg.Wait()
+		close(finished)
+	}()
+	t := time.NewTimer(c.opts.ShutdownGrace)
+	defer t.Stop()
+	select {
+	case <-finished:
+	case <-t.C:
+		cancelAll()
+		<-finished
+	}
+	c.flush()
+}
+
+// write sends one message as a line and flushes it.
+func (c *conn) write(msg []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.werr != nil {
+		return c.werr
+	}
+	if bytes.IndexByte(msg, '\n') >= 0 {
+		// encoding/json never emits raw newlines; guard the framing anyway.
+		msg = bytes.ReplaceAll(msg, []byte("\n"), []byte(`\n`))
+	}
+	if _, err := c.w.Write(msg); err != nil {
+		c.werr = err
+		return err
+	}
+	if err := c.w.WriteByte('\n'); err != nil {
+		c.werr = err
+		return err
+	}
+	if err := c.w.Flush(); err != nil {
+		c.werr = fmt.Errorf("stdio: writing: %w", err)
+		return c.werr
+	}
+	return nil
+}
+
+func (c *conn) flush() {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.werr == nil {
+		c.werr = c.w.Flush()
+	}
+}
+
+func (c *conn) writeErr() error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return c.werr
+}

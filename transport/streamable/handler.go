@@ -1,0 +1,189 @@
+package streamable
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/protocol"
+	"github.com/mcpkit/mcpkit/transport"
+)
+
+// Options configure the HTTP handler. The zero value is usable.
+type Options struct {
+	// AllowedOrigins lists origins (scheme://host[:port]) whose browser
+	// requests are accepted, in addition to loopback origins. "*" accepts
+	// every origin (not recommended).
+	AllowedOrigins []string
+	// AllowedHosts lists Host header values (host or host:port) accepted on
+	// loopback listeners in addition to localhost, 127.0.0.1 and [::1].
+	// Requests arriving on non-loopback listeners are not Host-checked.
+	AllowedHosts []string
+	// MaxBodyBytes limits a request body; 0 means 4 MiB.
+	MaxBodyBytes int64
+	// KeepAlive is the interval of SSE comment lines on a quiet stream; 0
+	// means 15 seconds, a negative value disables them.
+	KeepAlive time.Duration
+	// WriteTimeout bounds each write to a client, so a client that stops
+	// reading cannot hold a stream; 0 means 30 seconds.
+	WriteTimeout time.Duration
+	// Logger receives transport diagnostics; the default discards them.
+	Logger *slog.Logger
+}
+
+// Handler is the Streamable HTTP endpoint. Create it with NewHandler.
+type Handler struct {
+	h      transport.Handler
+	params transport.ParamHeaders // nil when h has no mirrored parameters
+	opts   Options
+	origin originPolicy
+	hosts  hostPolicy
+	logger *slog.Logger
+	bufs   sync.Pool
+}
+
+// NewHandler returns an http.Handler serving h at whatever path it is
+// mounted on.
+func NewHandler(h transport.Handler, opts *Options) *Handler {
+	x := &Handler{h: h}
+	if opts != nil {
+		x.opts = *opts
+	}
+	if p, ok := h.(transport.ParamHeaders); ok {
+		x.params = p
+	}
+	if x.opts.MaxBodyBytes <= 0 {
+		x.opts.MaxBodyBytes = 4 << 20
+	}
+	if x.opts.KeepAlive == 0 {
+		x.opts.KeepAlive = 15 * time.Second
+	}
+	if x.opts.WriteTimeout <= 0 {
+		x.opts.WriteTimeout = 30 * time.Second
+	}
+	x.logger = x.opts.Logger
+	if x.logger == nil {
+		x.logger = slog.New(slog.DiscardHandler)
+	}
+	x.origin = newOriginPolicy(x.opts.AllowedOrigins)
+	x.hosts = newHostPolicy(x.opts.AllowedHosts)
+	x.bufs.New = func() any { return new(bytes.Buffer) }
+	return x
+}
+
+// ServeHTTP implements http.Handler.
+func (x *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !x.hosts.allowed(r) {
+		writeError(w, http.StatusForbidden, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Forbidden: Host not allowed", nil))
+		return
+	}
+	if origin := r.Header.Get("Origin"); origin != "" && !x.origin.allowed(origin) {
+		writeError(w, http.StatusForbidden, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Forbidden: Origin not allowed", nil))
+		return
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeError(w, http.StatusMethodNotAllowed, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Method Not Allowed: the MCP endpoint accepts POST only", nil))
+		return
+	}
+	if !isJSONContentType(r.Header.Get("Content-Type")) {
+		writeError(w, http.StatusUnsupportedMediaType, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Unsupported Media Type: Content-Type must be application/json", nil))
+		return
+	}
+	accept := negotiate(r.Header.Values("Accept"))
+	if !accept.json && !accept.sse {
+		writeError(w, http.StatusNotAcceptable, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Not Acceptable: accept application/json or text/event-stream", nil))
+		return
+	}
+
+	buf := x.bufs.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer x.bufs.Put(buf)
+	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, x.opts.MaxBodyBytes)); err != nil {
+		var mbe *http.MaxBytesError
+		if asMaxBytes(err, &mbe) {
+			writeError(w, http.StatusRequestEntityTooLarge, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "request body too large", nil))
+			return
+		}
+		writeError(w, http.StatusBadRequest, nil, jsonrpc.NewError(protocol.CodeParseError, "reading request body: "+err.Error(), nil))
+		return
+	}
+	msg, err := jsonrpc.Decode(buf.Bytes())
+	if err != nil {
+		var id jsonrpc.ID
+		if msg != nil {
+			id = msg.ID
+		}
+		writeError(w, http.StatusBadRequest, &id, err.(*jsonrpc.Error))
+		return
+	}
+	switch {
+	case msg.IsResponse():
+		writeError(w, http.StatusBadRequest, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "invalid request: clients must not send responses", nil))
+		return
+	case msg.IsNotification():
+		if msg.Method != protocol.NotificationCancelled {
+			x.h.HandleNotification(r.Context(), msg)
+		}
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	if herr := x.checkHeaders(r.Header, msg); herr != nil {
+		writeError(w, http.StatusBadRequest, &msg.ID, herr)
+		return
+	}
+	x.serve(w, r, msg, accept)
+}
+
+func asMaxBytes(err error, target **http.MaxBytesError) bool {
+	for err != nil {
+		if e, ok := err.(*http.MaxBytesError); ok {
+			*target = e
+			return true
+		}
+		u, ok := err.(interface{ Unwrap() error })
+		if !ok {
+			return false
+		}
+		err = u.Unwrap()
+	}
+	return false
+}
+
+// serve runs the request and writes its response: JSON unless notifications
+// (or the client's preference) call for SSE.
+func (x *Handler) serve(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, accept acceptance) {
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	st := &stream{w: w, rc: http.NewResponseController(w), cancel: cancel, sseAllowed: accept.sse, writeTimeout: x.opts.WriteTimeout, keepAlive: x.opts.KeepAlive}
+	if accept.preferSSE || !accept.json {
+		st.mu.Lock()
+		err := st.startLocked()
+		st.mu.Unlock()
+		if err != nil {
+			return
+		}
+	}
+	resp := x.h.Handle(ctx, msg, st)
+	st.finish(resp)
+}
+
+func writeError(w http.ResponseWriter, status int, id *jsonrpc.ID, e *jsonrpc.Error) {
+	var b []byte
+	if id == nil {
+		b = jsonrpc.AppendErrorNoID(nil, e)
+	} else {
+		b = jsonrpc.AppendError(nil, *id, e)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// drain is used by tests to read a body fully.
+var _ = io.Discard

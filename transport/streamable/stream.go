@@ -1,0 +1,149 @@
+package streamable
+
+import (
+	"errors"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+)
+
+// stream is the response of one request: it starts as a plain JSON answer
+// and turns into an SSE stream at the first notification.
+type stream struct {
+	mu           sync.Mutex
+	w            http.ResponseWriter
+	rc           *http.ResponseController
+	cancel       func()
+	sseAllowed   bool
+	sse          bool
+	done         bool
+	broken       bool
+	writeTimeout time.Duration
+	keepAlive    time.Duration
+	timer        *time.Timer
+}
+
+var errStreamClosed = errors.New("streamable: stream closed")
+
+// Notify implements transport.Notifier. Without SSE (the client accepts
+// JSON only) notifications cannot be delivered and are dropped.
+func (s *stream) Notify(msg []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done || s.broken {
+		return errStreamClosed
+	}
+	if !s.sse {
+		if !s.sseAllowed {
+			return nil
+		}
+		if err := s.startLocked(); err != nil {
+			return err
+		}
+	}
+	return s.eventLocked(msg)
+}
+
+// startLocked sends the SSE response header.
+func (s *stream) startLocked() error {
+	h := s.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	s.w.WriteHeader(http.StatusOK)
+	s.sse = true
+	if err := s.flushLocked(); err != nil {
+		return err
+	}
+	if s.keepAlive > 0 {
+		s.timer = time.AfterFunc(s.keepAlive, s.ping)
+	}
+	return nil
+}
+
+func (s *stream) eventLocked(msg []byte) error {
+	if err := s.writeLocked(sseEvent(msg)); err != nil {
+		return err
+	}
+	if s.timer != nil {
+		s.timer.Reset(s.keepAlive)
+	}
+	return nil
+}
+
+func sseEvent(msg []byte) []byte {
+	out := make([]byte, 0, len(msg)+24)
+	out = append(out, "event: message\ndata: "...)
+	out = append(out, msg...)
+	return append(out, '\n', '\n')
+}
+
+// ping writes a keep-alive comment on a quiet stream.
+func (s *stream) ping() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done || s.broken {
+		return
+	}
+	if s.writeLocked([]byte(":\n\n")) == nil {
+		s.timer.Reset(s.keepAlive)
+	}
+}
+
+func (s *stream) writeLocked(b []byte) error {
+	_ = s.rc.SetWriteDeadline(time.Now().Add(s.writeTimeout))
+	if _, err := s.w.Write(b); err != nil {
+		s.breakLocked()
+		return err
+	}
+	return s.flushLocked()
+}
+
+func (s *stream) flushLocked() error {
+	if err := s.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		s.breakLocked()
+		return err
+	}
+	return nil
+}
+
+// breakLocked marks the client gone and cancels the request.
+func (s *stream) breakLocked() {
+	s.broken = true
+	s.cancel()
+}
+
+// finish writes the response (if any) and ends the stream.
+func (s *stream) finish(resp *jsonrpc.Response) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.timer != nil {
+		s.timer.Stop()
+	}
+	defer func() { s.done = true }()
+	if s.broken {
+		return
+	}
+	if resp == nil {
+		if !s.sse {
+			// Cancelled before anything was written: the client is gone.
+			s.w.WriteHeader(http.StatusNoContent)
+		}
+		return
+	}
+	body := resp.Append(make([]byte, 0, 256+len(resp.Result)))
+	if s.sse {
+		_ = s.eventLocked(body)
+		return
+	}
+	s.w.Header().Set("Content-Type", "application/json")
+	status := http.StatusOK
+	if resp.Error != nil && resp.HTTPStatus != 0 {
+		status = resp.HTTPStatus
+	}
+	s.w.WriteHeader(status)
+	_ = s.rc.SetWriteDeadline(time.Now().Add(s.writeTimeout))
+	_, _ = s.w.Write(body)
+}

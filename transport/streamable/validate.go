@@ -1,0 +1,174 @@
+package streamable
+
+import (
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// originPolicy decides which Origin headers are accepted: loopback origins
+// always, plus the configured ones.
+type originPolicy struct {
+	any  bool
+	list map[string]bool // normalised scheme://host[:port]
+}
+
+func newOriginPolicy(list []string) originPolicy {
+	p := originPolicy{list: map[string]bool{}}
+	for _, o := range list {
+		if o == "*" {
+			p.any = true
+			continue
+		}
+		p.list[strings.ToLower(strings.TrimSuffix(o, "/"))] = true
+	}
+	return p
+}
+
+func (p originPolicy) allowed(origin string) bool {
+	if p.any {
+		return true
+	}
+	o := strings.ToLower(strings.TrimSuffix(origin, "/"))
+	if p.list[o] {
+		return true
+	}
+	u, err := url.Parse(o)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return false
+	}
+	return isLoopbackName(u.Hostname())
+}
+
+// hostPolicy protects loopback listeners from DNS rebinding: a request that
+// arrived on a loopback address must name a loopback host (or an allowed
+// one) in its Host header.
+type hostPolicy struct {
+	list map[string]bool
+}
+
+func newHostPolicy(list []string) hostPolicy {
+	p := hostPolicy{list: map[string]bool{}}
+	for _, h := range list {
+		p.list[strings.ToLower(h)] = true
+	}
+	return p
+}
+
+func (p hostPolicy) allowed(r *http.Request) bool {
+	if !arrivedOnLoopback(r) {
+		return true
+	}
+	host := strings.ToLower(r.Host)
+	if p.list[host] {
+		return true
+	}
+	name := host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		name = h
+	}
+	if p.list[name] {
+		return true
+	}
+	return isLoopbackName(strings.Trim(name, "[]"))
+}
+
+func arrivedOnLoopback(r *http.Request) bool {
+	addr, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok {
+		// Not served by net/http (a test harness calling ServeHTTP):
+		// apply the check, the safe choice.
+		return true
+	}
+	host := addr.String()
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func isLoopbackName(h string) bool {
+	h = strings.Trim(strings.ToLower(h), "[]")
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+func isJSONContentType(ct string) bool {
+	if ct == "" {
+		return false
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
+}
+
+// acceptance is what the client's Accept header allows.
+type acceptance struct {
+	json, sse bool
+	preferSSE bool // text/event-stream ranks above application/json
+}
+
+// negotiate reads Accept headers as HTTP does: media ranges with q values,
+// */* and type/* wildcards; no header accepts everything. Among equally
+// ranked types the one listed first is preferred.
+func negotiate(values []string) acceptance {
+	if len(values) == 0 {
+		return acceptance{json: true, sse: true}
+	}
+	jsonQ, sseQ := -1.0, -1.0
+	jsonPos, ssePos := 0, 0
+	pos := 0
+	for _, v := range values {
+		for _, part := range strings.Split(v, ",") {
+			part = strings.TrimSpace(part)
+			if part == "" {
+				continue
+			}
+			pos++
+			mt, params, err := mime.ParseMediaType(part)
+			if err != nil {
+				continue
+			}
+			q := 1.0
+			if qs, ok := params["q"]; ok {
+				if f, err := strconv.ParseFloat(qs, 64); err == nil {
+					q = f
+				}
+			}
+			// Specific ranges win over wildcards for the same type.
+			js := matchRange(mt, "application", "json")
+			ss := matchRange(mt, "text", "event-stream")
+			if js > 0 && (js == 2 || jsonQ < 0) {
+				if js == 2 || q > jsonQ {
+					jsonQ, jsonPos = q, pos
+				}
+			}
+			if ss > 0 && (ss == 2 || sseQ < 0) {
+				if ss == 2 || q > sseQ {
+					sseQ, ssePos = q, pos
+				}
+			}
+		}
+	}
+	a := acceptance{json: jsonQ > 0, sse: sseQ > 0}
+	a.preferSSE = a.sse && (!a.json || sseQ > jsonQ || (sseQ == jsonQ && ssePos < jsonPos))
+	return a
+}
+
+// matchRange returns 2 for an exact match of the media range, 1 for a
+// wildcard match, 0 for none.
+func matchRange(mediaRange, typ, sub string) int {
+	switch mediaRange {
+	case typ + "/" + sub:
+		return 2
+	case typ + "/*", "*/*":
+		return 1
+	}
+	return 0
+}
