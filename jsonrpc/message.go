@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 )
 
 // Version is the only JSON-RPC version this package speaks.
@@ -69,6 +70,9 @@ func Decode(data []byte) (*Message, error) {
 	if err := json.Unmarshal(trimmed, &w); err != nil {
 		return nil, NewError(CodeInvalidRequest, "invalid request: "+err.Error(), nil)
 	}
+	if err := checkMemberNames(trimmed); err != nil {
+		return nil, err
+	}
 	m := &Message{}
 	idNull := false
 	if w.ID != nil {
@@ -111,6 +115,9 @@ func Decode(data []byte) (*Message, error) {
 		m.Result = w.Result
 	case w.Error != nil:
 		var e Error
+		if firstByte(w.Error) != '{' {
+			return m, NewError(CodeInvalidRequest, "invalid response: error must be an object", nil)
+		}
 		if err := json.Unmarshal(w.Error, &e); err != nil {
 			return m, NewError(CodeInvalidRequest, "invalid response: malformed error object", nil)
 		}
@@ -120,6 +127,41 @@ func Decode(data []byte) (*Message, error) {
 	}
 	return m, nil
 }
+
+// wireNames are the members of a JSON-RPC message.
+var wireNames = [...]string{"jsonrpc", "id", "method", "params", "result", "error"}
+
+// checkMemberNames rejects a message whose member names differ from the
+// JSON-RPC ones only in case, or repeat one. encoding/json matches keys to
+// fields case-insensitively and lets the last duplicate win, so without this
+// check "Method" or a second "id" would silently replace the real member,
+// and Decode would read a different message than Member does.
+func checkMemberNames(obj []byte) error {
+	var seen [len(wireNames)]bool
+	var bad *Error
+	_ = Members(obj, func(k string, _ []byte) bool {
+		for i, name := range wireNames {
+			switch {
+			case k == name && seen[i]:
+				bad = NewError(CodeInvalidRequest, "invalid request: duplicate member "+quoteJSON(k), nil)
+				return false
+			case k == name:
+				seen[i] = true
+				return true
+			case strings.EqualFold(k, name):
+				bad = NewError(CodeInvalidRequest, "invalid request: member names are case-sensitive: "+quoteJSON(k), nil)
+				return false
+			}
+		}
+		return true
+	})
+	if bad != nil {
+		return bad
+	}
+	return nil
+}
+
+func quoteJSON(s string) string { return string(appendString(nil, s)) }
 
 func firstByte(b []byte) byte {
 	b = bytes.TrimLeft(b, " \t\r\n")

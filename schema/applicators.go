@@ -68,7 +68,7 @@ func (v *validator) applicators(s *schema, inst any, a *annot) bool {
 			return false
 		}
 	}
-	if s.ifS != nil {
+	if s.ifS != nil && (s.thenS != nil || s.elseS != nil || a != nil) {
 		var t annot
 		tp := &t
 		if a == nil {

@@ -114,7 +114,7 @@ func decodeJSON(data []byte) (any, error) {
 	if err := d.Decode(&v); err != nil {
 		return nil, err
 	}
-	if _, err := d.Token(); err == nil {
+	if len(bytes.TrimLeft(data[d.InputOffset():], " \t\r\n")) > 0 {
 		return nil, errors.New("unexpected data after top-level value")
 	}
 	return v, nil
@@ -268,7 +268,9 @@ func (c *compiler) compile(node any, loc string, base *url.URL) (*schema, error)
 		minContains: -1, maxContains: -1, minLength: -1, maxLength: -1}
 	c.byLoc[loc] = s
 
-	if v, ok := m["$id"]; ok {
+	_, hasRef := m["$ref"]
+	draft7Ref := hasRef && c.draft7 // draft-07: siblings of $ref are ignored
+	if v, ok := m["$id"]; ok && !draft7Ref {
 		id, ok := v.(string)
 		if !ok {
 			return nil, c.errorf(loc, "$id must be a string")
@@ -307,8 +309,8 @@ func (c *compiler) compile(node any, loc string, base *url.URL) (*schema, error)
 			c.pending = append(c.pending, pendingRef{s: s, ref: r, base: base, dynamic: kw == "$dynamicRef"})
 		}
 	}
-	if _, ok := m["$ref"]; ok && c.draft7 {
-		return s, nil // draft-07: siblings of $ref are ignored
+	if draft7Ref {
+		return s, nil
 	}
 	if err := c.compileKeywords(s, m, loc, base); err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"encoding/json"
+	"fmt"
 	"go/parser"
 	"go/token"
 	"net/http"
@@ -158,5 +159,58 @@ func TestDeepRecursion(t *testing.T) {
 		t.Fatal("deep invalid instance accepted")
 	} else if !strings.HasPrefix(err.Error(), strings.Repeat("/next", 500)+": ") {
 		t.Fatalf("unexpected error path: %.80s", err.Error())
+	}
+}
+
+func TestTrailingData(t *testing.T) {
+	s, err := Compile(json.RawMessage(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range []string{`{} }`, `1 2`, `"a"x`} {
+		if err := s.ValidateJSON([]byte(in)); err == nil {
+			t.Errorf("ValidateJSON(%s) accepted trailing data", in)
+		}
+	}
+	if err := s.ValidateJSON([]byte(" {} \n")); err != nil {
+		t.Errorf("surrounding whitespace rejected: %v", err)
+	}
+	if _, err := Compile(json.RawMessage(`{} ]`)); err == nil {
+		t.Error("Compile accepted trailing data")
+	}
+}
+
+// TestEvaluationLimit checks that an exponentially branching schema is cut
+// off instead of running practically forever.
+func TestEvaluationLimit(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"$defs":{`)
+	const n = 40
+	for i := range n {
+		fmt.Fprintf(&b, `"a%d":{"anyOf":[{"$ref":"#/$defs/a%d"},{"$ref":"#/$defs/a%d"}]},`, i, i+1, i+1)
+	}
+	fmt.Fprintf(&b, `"a%d":false},"$ref":"#/$defs/a0"}`, n)
+	s, err := Compile(json.RawMessage(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Validate(nil)
+	if err == nil || !strings.Contains(err.Error(), "limit") {
+		t.Fatalf("got %v, want evaluation limit error", err)
+	}
+}
+
+func TestValidateNoAllocs(t *testing.T) {
+	s, err := Compile(json.RawMessage(mcpFixture))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst := map[string]any{"name": "a", "contactMethod": "phone", "phone": "1", "address": map[string]any{"city": "c"}}
+	if n := testing.AllocsPerRun(100, func() {
+		if err := s.Validate(inst); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("Validate allocated %v times per call on success", n)
 	}
 }

@@ -150,10 +150,21 @@ func isEmail(s string) bool {
 	return isHostname(domain)
 }
 
-// isURI checks for an absolute URI (one with a scheme).
+// isURI checks for an absolute URI (one with a scheme) made only of
+// characters RFC 3986 allows; square brackets may appear only in the host.
 func isURI(s string) bool {
-	if strings.ContainsAny(s, " \t\r\n\\") {
-		return false
+	authEnd := -1
+	if i := strings.Index(s, "://"); i >= 0 {
+		authEnd = i + 3 + strings.IndexAny(s[i+3:]+"/", "/?#")
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte("\"<>{}^`|\\", c) >= 0 {
+			return false
+		}
+		if (c == '[' || c == ']') && i >= authEnd {
+			return false
+		}
 	}
 	u, err := url.Parse(s)
 	return err == nil && u.Scheme != ""
@@ -197,14 +208,17 @@ func isIPv6(s string) bool {
 
 // isHostname checks an RFC 1123 host name: dot-separated labels of letters,
 // digits and inner hyphens, each at most 63 characters, 253 in total.
+// Punycode (xn--) labels are not decoded.
 func isHostname(s string) bool {
-	s = strings.TrimSuffix(s, ".")
 	if s == "" || len(s) > 253 {
 		return false
 	}
 	for label := range strings.SplitSeq(s, ".") {
 		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
 			return false
+		}
+		if len(label) >= 4 && label[2:4] == "--" && !strings.EqualFold(label[:2], "xn") {
+			return false // reserved for IDNA-style prefixes
 		}
 		for i := 0; i < len(label); i++ {
 			c := label[i]

@@ -66,8 +66,11 @@ func ForType(t reflect.Type) (json.RawMessage, error) {
 	return json.RawMessage(appendJSON(nil, s)), nil
 }
 
-// isProvider reports whether t or *t implements Provider.
+// isProvider reports whether the concrete type t or *t implements Provider.
 func isProvider(t reflect.Type) bool {
+	if t.Kind() == reflect.Interface {
+		return false
+	}
 	return t.Implements(providerType) || reflect.PointerTo(t).Implements(providerType)
 }
 

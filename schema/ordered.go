@@ -139,7 +139,7 @@ func parseOrdered(data []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := d.Token(); err == nil {
+	if len(bytes.TrimLeft(data[d.InputOffset():], " \t\r\n")) > 0 {
 		return nil, errors.New("unexpected data after top-level value")
 	}
 	return v, nil

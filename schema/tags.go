@@ -100,10 +100,12 @@ func valueKindOf(t reflect.Type, asString bool) valueKind {
 	if asString {
 		return vkString
 	}
-	if isProvider(t) || t == timeType || t == rawMessageType {
-		if t == timeType {
-			return vkString
-		}
+	switch {
+	case t == timeType:
+		return vkString
+	case t == numberType:
+		return vkFloat
+	case isProvider(t) || t == rawMessageType:
 		return vkOther
 	}
 	switch t.Kind() {

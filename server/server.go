@@ -72,11 +72,11 @@ type Server struct {
 	feed     Feed
 	logger   *slog.Logger
 
-	mu        sync.RWMutex
-	tools     registry[*toolEntry]
-	resources registry[*resourceEntry]
-	templates registry[*templateEntry]
-	prompts   registry[*promptEntry]
+	mu          sync.RWMutex
+	tools       registry[*toolEntry]
+	resources   registry[*resourceEntry]
+	templates   registry[*templateEntry]
+	prompts     registry[*promptEntry]
 	completions map[completionKey]CompleteHandler
 
 	closeOnce sync.Once

@@ -49,8 +49,8 @@ type conn struct {
 	opts   Options
 	logger *slog.Logger
 
-	wmu sync.Mutex
-	w   *bufio.Writer
+	wmu  sync.Mutex
+	w    *bufio.Writer
 	werr error
 
 	mu       sync.Mutex

@@ -1,0 +1,53 @@
+# mcpkit build and test entry points. `make test` is what CI runs.
+
+GO        ?= go
+FUZZTIME  ?= 5s
+SUITE_DIR := conformance
+SUITE_BIN := $(CURDIR)/$(SUITE_DIR)/node_modules/.bin
+GOFILES    = $(shell find . -name '*.go' -not -path './$(SUITE_DIR)/node_modules/*')
+
+.PHONY: test check unit conformance suite fuzz bench serve clean
+
+## test: everything CI checks: format, vet, race-enabled unit tests, the
+## official conformance suite against the everything-server, short fuzzing.
+test: check unit conformance fuzz
+
+## check: gofmt and go vet.
+check:
+	@unformatted="$$(gofmt -l $(GOFILES))"; \
+	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+
+## unit: all Go tests with the race detector.
+unit:
+	$(GO) test -race -count=1 ./...
+
+## suite: install the pinned conformance suite (npm ci) when missing or stale.
+suite: $(SUITE_DIR)/node_modules/.installed
+
+$(SUITE_DIR)/node_modules/.installed: $(SUITE_DIR)/package.json $(SUITE_DIR)/package-lock.json
+	cd $(SUITE_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+## conformance: run the official server suite and judge every scenario strictly.
+conformance: suite
+	MCPKIT_CONFORMANCE_BIN=$(SUITE_BIN) $(GO) test -count=1 -timeout 30m -run 'Conformance' -v ./conformance/
+
+## fuzz: run every fuzz target for FUZZTIME.
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./jsonrpc/
+	$(GO) test -run '^$$' -fuzz '^FuzzMembers$$' -fuzztime $(FUZZTIME) ./jsonrpc/
+	$(GO) test -run '^$$' -fuzz '^FuzzServeHTTP$$' -fuzztime $(FUZZTIME) ./transport/streamable/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeHeaderValue$$' -fuzztime $(FUZZTIME) ./transport/streamable/
+	$(GO) test -run '^$$' -fuzz '^FuzzCompileValidate$$' -fuzztime $(FUZZTIME) ./schema/
+
+## bench: the in-process benchmarks, with allocation counts.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./transport/... ./server/ ./schema/ ./jsonrpc/
+
+## serve: run the everything-server on http://127.0.0.1:3001/mcp.
+serve:
+	$(GO) run ./conformance/everything-server -addr 127.0.0.1:3001
+
+clean:
+	rm -rf $(SUITE_DIR)/node_modules

@@ -1,0 +1,129 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcpkit/mcpkit/conformance/everything"
+	"github.com/mcpkit/mcpkit/transport/streamable"
+)
+
+// notScoredWanted are scenarios the suite runs without scoring them that
+// mcpkit nevertheless must pass.
+var notScoredWanted = map[string][]string{
+	"2026-07-28": {"http-header-validation", "http-custom-header-server-validation", "json-schema-2020-12"},
+}
+
+func suiteBin(t *testing.T) string {
+	dir := os.Getenv("MCPKIT_CONFORMANCE_BIN")
+	if dir == "" {
+		t.Skip("MCPKIT_CONFORMANCE_BIN is not set; run `make conformance` to install and run the official suite")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(abs, "conformance")); err != nil {
+		t.Fatalf("MCPKIT_CONFORMANCE_BIN=%s: %v", dir, err)
+	}
+	return abs
+}
+
+// suite runs the conformance executable with the pinned Node.js first on
+// PATH, in its own process group so that a timeout kills all of it.
+func suite(ctx context.Context, bin string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, filepath.Join(bin, "conformance"), args...)
+	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	return cmd
+}
+
+func requiredScenarios(t *testing.T, bin, revision, section string) []string {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := suite(ctx, bin, "list", "--requirements", revision).CombinedOutput()
+	if err != nil {
+		t.Fatalf("conformance list: %v\n%s", err, out)
+	}
+	names := ParseScenarioList(string(out), section)
+	if len(names) == 0 {
+		t.Fatalf("conformance list --requirements %s named no %s:\n%s", revision, section, out)
+	}
+	return names
+}
+
+// serveEverything serves the everything-server on a loopback port until the
+// test ends and returns its endpoint URL.
+func serveEverything(t *testing.T) string {
+	srv := everything.New(nil)
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", streamable.NewHandler(srv, nil))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	t.Cleanup(func() {
+		srv.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(ctx)
+		if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	return "http://" + ln.Addr().String() + "/mcp"
+}
+
+func TestServerConformance(t *testing.T) {
+	bin := suiteBin(t)
+	for _, revision := range []string{"2026-07-28"} {
+		t.Run(revision, func(t *testing.T) {
+			wanted := append(requiredScenarios(t, bin, revision, "Server scenarios"), notScoredWanted[revision]...)
+			url := serveEverything(t)
+			outDir := filepath.Join(t.TempDir(), "results")
+			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+			defer cancel()
+			cmd := suite(ctx, bin, "server", "--url", url, "--requirements", revision, "--output-dir", outDir)
+			out, err := cmd.CombinedOutput()
+			// The suite's exit status reflects only scored scenarios and
+			// counts vacuous passes; the verdict below is the strict one.
+			if ctx.Err() != nil {
+				t.Fatalf("conformance server timed out: %v\n%s", ctx.Err(), tail(out))
+			}
+			res, rerr := ReadResults(outDir)
+			if rerr != nil {
+				t.Fatalf("reading results: %v (suite: %v)\n%s", rerr, err, tail(out))
+			}
+			for _, p := range Judge(res, wanted) {
+				t.Error(p)
+			}
+			if t.Failed() {
+				t.Logf("suite output (tail):\n%s", tail(out))
+			} else {
+				t.Logf("%d scenarios passed strictly (suite exit: %v)", len(wanted), err)
+			}
+		})
+	}
+}
+
+func tail(b []byte) string {
+	lines := strings.Split(string(b), "\n")
+	if len(lines) > 80 {
+		lines = lines[len(lines)-80:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,126 @@
+package conformance
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Check is one check of a scenario's checks.json.
+type Check struct {
+	ID           string `json:"id"`
+	Status       string `json:"status"`
+	ErrorMessage string `json:"errorMessage"`
+}
+
+// Scenario is the outcome of one scenario.
+type Scenario struct {
+	Name   string
+	Checks []Check
+}
+
+// Counts returns the number of checks per status.
+func (s Scenario) Counts() map[string]int {
+	c := map[string]int{}
+	for _, ch := range s.Checks {
+		c[ch.Status]++
+	}
+	return c
+}
+
+// Problem returns why the scenario does not pass strictly, or "".
+func (s Scenario) Problem() string {
+	c := s.Counts()
+	var bad []string
+	for _, ch := range s.Checks {
+		switch ch.Status {
+		case "FAILURE", "WARNING", "SKIPPED":
+			msg := ch.Status + " " + ch.ID
+			if ch.ErrorMessage != "" {
+				msg += ": " + ch.ErrorMessage
+			}
+			bad = append(bad, msg)
+		}
+	}
+	if len(bad) > 0 {
+		return strings.Join(bad, "; ")
+	}
+	if c["SUCCESS"] == 0 {
+		return fmt.Sprintf("no successful check (counts %v): the scenario passed vacuously", c)
+	}
+	return ""
+}
+
+var resultDir = regexp.MustCompile(`^(server|client)-(.+)-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d+Z$`)
+
+// ReadResults reads every scenario result directory under dir.
+func ReadResults(dir string) (map[string]Scenario, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]Scenario{}
+	for _, e := range entries {
+		m := resultDir.FindStringSubmatch(e.Name())
+		if !e.IsDir() || m == nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name(), "checks.json"))
+		if err != nil {
+			return nil, fmt.Errorf("scenario %s: %w", m[2], err)
+		}
+		var checks []Check
+		if err := json.Unmarshal(b, &checks); err != nil {
+			return nil, fmt.Errorf("scenario %s: checks.json: %w", m[2], err)
+		}
+		out[m[2]] = Scenario{Name: m[2], Checks: checks}
+	}
+	return out, nil
+}
+
+// Judge returns one line per wanted scenario that is missing or does not
+// pass strictly.
+func Judge(results map[string]Scenario, wanted []string) []string {
+	var problems []string
+	for _, name := range wanted {
+		s, ok := results[name]
+		if !ok {
+			problems = append(problems, name+": no result (the scenario did not run)")
+			continue
+		}
+		if p := s.Problem(); p != "" {
+			problems = append(problems, name+": "+p)
+		}
+	}
+	sort.Strings(problems)
+	return problems
+}
+
+var listItem = regexp.MustCompile(`^\s*-\s+(\S+)`)
+
+// ParseScenarioList extracts the scenario names of one section ("Server
+// scenarios" or "Client scenarios") of `conformance list` output.
+func ParseScenarioList(out, section string) []string {
+	var names []string
+	in := false
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), section) {
+			in = true
+			continue
+		}
+		if in {
+			if m := listItem.FindStringSubmatch(line); m != nil {
+				names = append(names, m[1])
+				continue
+			}
+			if strings.TrimSpace(line) != "" {
+				in = false
+			}
+		}
+	}
+	return names
+}
