@@ -3,7 +3,6 @@ package jsonrpc
 import (
 	"bytes"
 	"encoding/json"
-	"strings"
 )
 
 // Version is the only JSON-RPC version this package speaks.
@@ -139,17 +138,25 @@ var wireNames = [...]string{"jsonrpc", "id", "method", "params", "result", "erro
 func checkMemberNames(obj []byte) error {
 	var seen [len(wireNames)]bool
 	var bad *Error
-	_ = Members(obj, func(k string, _ []byte) bool {
+	_ = rawMembers(obj, func(rawKey []byte, escaped bool, _ []byte) bool {
+		key := rawKey[1 : len(rawKey)-1]
+		if escaped {
+			k, ok := decodeKey(rawKey, true)
+			if !ok {
+				return true
+			}
+			key = []byte(k)
+		}
 		for i, name := range wireNames {
 			switch {
-			case k == name && seen[i]:
-				bad = NewError(CodeInvalidRequest, "invalid request: duplicate member "+quoteJSON(k), nil)
+			case string(key) == name && seen[i]:
+				bad = NewError(CodeInvalidRequest, "invalid request: duplicate member "+quoteJSON(name), nil)
 				return false
-			case k == name:
+			case string(key) == name:
 				seen[i] = true
 				return true
-			case strings.EqualFold(k, name):
-				bad = NewError(CodeInvalidRequest, "invalid request: member names are case-sensitive: "+quoteJSON(k), nil)
+			case bytes.EqualFold(key, []byte(name)):
+				bad = NewError(CodeInvalidRequest, "invalid request: member names are case-sensitive: "+quoteJSON(string(key)), nil)
 				return false
 			}
 		}

@@ -9,9 +9,59 @@ var errScan = errors.New("malformed JSON object")
 
 // Members calls fn for each top-level member of the JSON object obj, in
 // order, with the member's decoded key and its raw value. It stops early when
-// fn returns false. It does not allocate for keys without escapes; obj must
-// be valid JSON (as after Decode).
+// fn returns false. obj must be valid JSON (as after Decode). Each key is one
+// string allocation; Member allocates nothing for keys without escapes.
 func Members(obj []byte, fn func(key string, value []byte) bool) error {
+	bad := false
+	err := rawMembers(obj, func(rawKey []byte, escaped bool, value []byte) bool {
+		key, ok := decodeKey(rawKey, escaped)
+		if !ok {
+			bad = true
+			return false
+		}
+		return fn(key, value)
+	})
+	if bad {
+		return errScan
+	}
+	return err
+}
+
+// Member returns the raw value of the top-level member key of obj, or nil.
+func Member(obj []byte, key string) []byte {
+	var out []byte
+	_ = rawMembers(obj, func(rawKey []byte, escaped bool, v []byte) bool {
+		if !escaped {
+			if string(rawKey[1:len(rawKey)-1]) == key {
+				out = v
+				return false
+			}
+			return true
+		}
+		if k, ok := decodeKey(rawKey, true); ok && k == key {
+			out = v
+			return false
+		}
+		return true
+	})
+	return out
+}
+
+// decodeKey returns the value of the JSON string rawKey (quotes included).
+func decodeKey(rawKey []byte, escaped bool) (string, bool) {
+	if !escaped {
+		return string(rawKey[1 : len(rawKey)-1]), true
+	}
+	var key string
+	if json.Unmarshal(rawKey, &key) != nil {
+		return "", false
+	}
+	return key, true
+}
+
+// rawMembers calls fn for each top-level member of obj with the key's JSON
+// text (quotes included), whether that text has escapes, and the raw value.
+func rawMembers(obj []byte, fn func(rawKey []byte, escaped bool, value []byte) bool) error {
 	i := skipSpace(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
 		return errScan
@@ -28,14 +78,7 @@ func Members(obj []byte, fn func(key string, value []byte) bool) error {
 		if kend < 0 {
 			return errScan
 		}
-		var key string
-		if escaped {
-			if err := json.Unmarshal(obj[i:kend], &key); err != nil {
-				return errScan
-			}
-		} else {
-			key = string(obj[i+1 : kend-1])
-		}
+		rawKey := obj[i:kend]
 		i = skipSpace(obj, kend)
 		if i >= len(obj) || obj[i] != ':' {
 			return errScan
@@ -45,7 +88,7 @@ func Members(obj []byte, fn func(key string, value []byte) bool) error {
 		if vend < 0 {
 			return errScan
 		}
-		if !fn(key, obj[i:vend]) {
+		if !fn(rawKey, escaped, obj[i:vend]) {
 			return nil
 		}
 		i = skipSpace(obj, vend)
@@ -61,19 +104,6 @@ func Members(obj []byte, fn func(key string, value []byte) bool) error {
 		i = skipSpace(obj, i+1)
 	}
 	return errScan
-}
-
-// Member returns the raw value of the top-level member key of obj, or nil.
-func Member(obj []byte, key string) []byte {
-	var out []byte
-	_ = Members(obj, func(k string, v []byte) bool {
-		if k == key {
-			out = v
-			return false
-		}
-		return true
-	})
-	return out
 }
 
 func skipSpace(b []byte, i int) int {

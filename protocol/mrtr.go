@@ -1,12 +1,35 @@
 package protocol
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"errors"
+)
 
 // InputParams are the MRTR members a retried tools/call, prompts/get or
 // resources/read carries: the client's answers and the server's state, echoed.
 type InputParams struct {
-	InputResponses map[string]json.RawMessage `json:"inputResponses,omitempty"`
-	RequestState   string                     `json:"requestState,omitempty"`
+	InputResponses InputResponses `json:"inputResponses,omitempty"`
+	RequestState   string         `json:"requestState,omitempty"`
+}
+
+// InputResponses maps the keys of an InputRequiredResult's inputRequests to
+// the client's results. Decoding rejects anything but a JSON object.
+type InputResponses map[string]json.RawMessage
+
+var errInputResponses = errors.New("inputResponses must be an object")
+
+// UnmarshalJSON decodes an object of results; null and other values are
+// errors.
+func (r *InputResponses) UnmarshalJSON(b []byte) error {
+	if firstNonSpace(b) != '{' {
+		return errInputResponses
+	}
+	m := map[string]json.RawMessage{}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	*r = m
+	return nil
 }
 
 // InputRequest is one server-to-client request carried in an

@@ -152,7 +152,9 @@ func TestHandleCancelledReturnsNil(t *testing.T) {
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan *jsonrpc.Response, 1)
-	go func() { done <- doWith(t, ctx, s, protocol.MethodToolsCall, params(t, map[string]any{"name": "block"}, `{}`), &collector{}) }()
+	go func() {
+		done <- doWith(t, ctx, s, protocol.MethodToolsCall, params(t, map[string]any{"name": "block"}, `{}`), &collector{})
+	}()
 	<-started
 	cancel()
 	if r := <-done; r != nil {

@@ -1,0 +1,128 @@
+package protocol
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+func TestContentRoundTrip(t *testing.T) {
+	p := 0.5
+	blocks := []Content{
+		&TextContent{Text: "hi", Annotations: &Annotations{Audience: []Role{RoleUser}, Priority: &p}},
+		&ImageContent{Data: "AAAA", MIMEType: "image/png"},
+		&AudioContent{Data: "BBBB", MIMEType: "audio/wav"},
+		&ResourceLink{Resource: Resource{URI: "file:///a", Name: "a"}},
+		&EmbeddedResource{Resource: &ResourceContents{URI: "file:///b", Text: "b"}},
+		&EmbeddedResource{Resource: &ResourceContents{URI: "file:///c", Blob: []byte{1, 2}}},
+	}
+	want := `{"resultType":"complete","content":[` +
+		`{"type":"text","text":"hi","annotations":{"audience":["user"],"priority":0.5}},` +
+		`{"type":"image","data":"AAAA","mimeType":"image/png"},` +
+		`{"type":"audio","data":"BBBB","mimeType":"audio/wav"},` +
+		`{"type":"resource_link","uri":"file:///a","name":"a"},` +
+		`{"type":"resource","resource":{"uri":"file:///b","text":"b"}},` +
+		`{"type":"resource","resource":{"uri":"file:///c","blob":"AQI="}}]}`
+	res := &CallToolResult{ResultHeader: ResultHeader{ResultType: ResultComplete}, Content: blocks}
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != want {
+		t.Fatalf("marshal =\n%s\nwant\n%s", b, want)
+	}
+	var back CallToolResult
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back.Content, blocks) {
+		t.Fatalf("round trip differs:\n%#v\n%#v", back.Content, blocks)
+	}
+	if _, err := UnmarshalContent([]byte(`{"type":"video"}`)); err == nil {
+		t.Fatal("unknown content type accepted")
+	}
+}
+
+func TestEmptyToolResultEncodesContentList(t *testing.T) {
+	b, _ := json.Marshal(&CallToolResult{})
+	if string(b) != `{"resultType":"","content":[]}` {
+		t.Fatalf("empty result = %s", b)
+	}
+}
+
+func TestRequestMetaExtra(t *testing.T) {
+	in := `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}},"progressToken":"p","traceparent":"00-a-b-01","com.example/x":{"y":1}}`
+	var m RequestMeta
+	if err := json.Unmarshal([]byte(in), &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.ProtocolVersion != "2026-07-28" || m.ProgressToken.String() != "p" || m.Traceparent != "00-a-b-01" {
+		t.Fatalf("decoded %+v", m)
+	}
+	if m.ClientCapabilities.Elicitation == nil || m.ClientCapabilities.Elicitation.Form == nil {
+		t.Fatal("elicitation.form lost")
+	}
+	if string(m.Extra["com.example/x"]) != `{"y":1}` || len(m.Extra) != 1 {
+		t.Fatalf("extra = %v", m.Extra)
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}},"traceparent":"00-a-b-01","com.example/x":{"y":1}}`
+	if string(out) != want {
+		t.Fatalf("marshal =\n%s\nwant\n%s", out, want)
+	}
+}
+
+func TestCapabilitiesKeepEmptyObjects(t *testing.T) {
+	b, _ := json.Marshal(ServerCapabilities{Logging: Object{}, Completions: Object{}})
+	if string(b) != `{"logging":{},"completions":{}}` {
+		t.Fatalf("capabilities = %s", b)
+	}
+	b, _ = json.Marshal(ClientCapabilities{Sampling: &SamplingCapability{Tools: Object{}}})
+	if string(b) != `{"sampling":{"tools":{}}}` {
+		t.Fatalf("client capabilities = %s", b)
+	}
+}
+
+func TestSamplingMessageForms(t *testing.T) {
+	var one, many CreateMessageResult
+	if err := json.Unmarshal([]byte(`{"role":"assistant","content":{"type":"text","text":"a"},"model":"m","stopReason":"endTurn"}`), &one); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(`{"role":"assistant","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}],"model":"m"}`), &many); err != nil {
+		t.Fatal(err)
+	}
+	if len(one.Content) != 1 || one.Model != "m" || one.StopReason != "endTurn" || len(many.Content) != 2 {
+		t.Fatalf("decoded %+v / %+v", one, many)
+	}
+	b, _ := json.Marshal(&one)
+	if string(b) != `{"role":"assistant","content":{"type":"text","text":"a"},"model":"m","stopReason":"endTurn"}` {
+		t.Fatalf("marshal = %s", b)
+	}
+}
+
+func TestInputResponsesRejectsNonObjects(t *testing.T) {
+	var p InputParams
+	for _, bad := range []string{`{"inputResponses":null}`, `{"inputResponses":[1]}`, `{"inputResponses":"x"}`} {
+		if err := json.Unmarshal([]byte(bad), &p); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+	if err := json.Unmarshal([]byte(`{"inputResponses":{"a":{"action":"accept"}}}`), &p); err != nil || len(p.InputResponses) != 1 {
+		t.Fatalf("valid inputResponses: %v %v", err, p)
+	}
+}
+
+func TestErrorsCarrySpecData(t *testing.T) {
+	if e := UnsupportedVersion("x", []string{"2026-07-28"}); e.Code != -32022 || string(e.Data) != `{"supported":["2026-07-28"],"requested":"x"}` {
+		t.Fatalf("%d %s", e.Code, e.Data)
+	}
+	if e := MissingCapability(ClientCapabilities{Sampling: &SamplingCapability{}}); e.Code != -32021 || string(e.Data) != `{"requiredCapabilities":{"sampling":{}}}` {
+		t.Fatalf("%d %s", e.Code, e.Data)
+	}
+	if e := ResourceNotFound("a://b"); e.Code != -32602 || string(e.Data) != `{"uri":"a://b"}` {
+		t.Fatalf("%d %s", e.Code, e.Data)
+	}
+}

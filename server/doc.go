@@ -1,0 +1,32 @@
+// Package server is the stateless core of an MCP server (revision
+// 2026-07-28): registries of tools, resources, resource templates, prompts
+// and completions, and Server.Handle, which answers one request from the
+// request alone — its _meta carries the protocol version and the client's
+// capabilities. Transports (transport/stdio, transport/streamable) are
+// adapters around Handle.
+//
+// A tool is a Go function. Its input schema is inferred from the argument
+// type (see package schema for the struct tags), arguments are validated
+// before the function runs, and a Go error becomes a tool result with
+// isError set:
+//
+//	type args struct {
+//		City string `json:"city" description:"City name"`
+//	}
+//	s := server.New(protocol.Implementation{Name: "weather", Version: "1.0.0"}, nil)
+//	server.AddTool(s, &protocol.Tool{Name: "forecast", Description: "Tomorrow's weather"},
+//		func(ctx context.Context, req *server.CallRequest, in args) (string, error) {
+//			return "Sunny in " + in.City, nil
+//		})
+//
+// Handlers that need the user or the client's model ask in straight-line Go
+// (multi round-trip requests): Request.Elicit, CreateMessage and ListRoots
+// return the client's answer on the retry that carries it, and
+// ErrInputRequired until then, which the handler returns as it is. The
+// server seals what it needs to resume into requestState (AES-GCM, bound to
+// the method, the salient params, the principal and an expiry).
+//
+// Change notifications reach subscriptions/listen streams through a Feed;
+// AddTool and the other registration methods announce list changes
+// themselves, NotifyResourceUpdated announces a resource change.
+package server

@@ -1,0 +1,133 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/protocol"
+)
+
+// chanNotifier delivers notifications on a channel.
+type chanNotifier chan []byte
+
+func (c chanNotifier) Notify(b []byte) error {
+	c <- append([]byte(nil), b...)
+	return nil
+}
+
+func next(t *testing.T, c chanNotifier) string {
+	t.Helper()
+	select {
+	case b := <-c:
+		return string(b)
+	case <-time.After(5 * time.Second):
+		t.Fatal("no notification")
+		return ""
+	}
+}
+
+func quiet(t *testing.T, c chanNotifier) {
+	t.Helper()
+	select {
+	case b := <-c:
+		t.Fatalf("unexpected notification %s", b)
+	case <-time.After(50 * time.Millisecond):
+	}
+}
+
+func listenServer() *Server {
+	s := newTestServer(nil)
+	AddTool(s, &protocol.Tool{Name: "t"}, func(ctx context.Context, req *CallRequest, in struct{}) (string, error) { return "", nil })
+	s.AddResource(&protocol.Resource{URI: "test://r", Name: "r"}, TextResource("", "r"))
+	return s
+}
+
+func startListen(t *testing.T, ctx context.Context, s *Server, filter string) (chanNotifier, <-chan *jsonrpc.Response) {
+	t.Helper()
+	n := make(chanNotifier, 16)
+	done := make(chan *jsonrpc.Response, 1)
+	p := json.RawMessage(`{"notifications":` + filter + `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`)
+	go func() {
+		done <- s.Handle(ctx, &jsonrpc.Message{ID: jsonrpc.StringID("sub-1"), Method: protocol.MethodSubscriptionsListen, Params: p}, n)
+	}()
+	return n, done
+}
+
+func TestListenAcknowledgesAndFilters(t *testing.T) {
+	s := listenServer()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	n, done := startListen(t, ctx, s, `{"toolsListChanged":true,"promptsListChanged":true,"resourceSubscriptions":["test://r"]}`)
+	ack := next(t, n)
+	// No prompts are registered, so promptsListChanged is not honoured.
+	want := `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"notifications":{"toolsListChanged":true,"resourceSubscriptions":["test://r"]},"_meta":{"io.modelcontextprotocol/subscriptionId":"sub-1"}}}`
+	if ack != want {
+		t.Fatalf("ack =\n%s\nwant\n%s", ack, want)
+	}
+	s.NotifyResourcesChanged() // not opted in
+	s.NotifyResourceUpdated("test://other")
+	quiet(t, n)
+	s.NotifyToolsChanged()
+	if got := next(t, n); got != `{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"sub-1"}}}` {
+		t.Fatalf("tools changed = %s", got)
+	}
+	s.NotifyResourceUpdated("test://r")
+	if got := next(t, n); got != `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"test://r","_meta":{"io.modelcontextprotocol/subscriptionId":"sub-1"}}}` {
+		t.Fatalf("resource updated = %s", got)
+	}
+	// Adding a tool announces the change itself.
+	AddTool(s, &protocol.Tool{Name: "t2"}, func(ctx context.Context, req *CallRequest, in struct{}) (string, error) { return "", nil })
+	if got := next(t, n); !strings.Contains(got, "tools/list_changed") {
+		t.Fatalf("AddTool did not announce: %s", got)
+	}
+	cancel()
+	if r := <-done; r != nil {
+		t.Fatalf("cancelled listen answered %+v", r)
+	}
+}
+
+func TestListenGracefulClose(t *testing.T) {
+	s := listenServer()
+	n, done := startListen(t, context.Background(), s, `{"toolsListChanged":true}`)
+	next(t, n)
+	s.Close()
+	r := <-done
+	if r == nil || r.Error != nil {
+		t.Fatalf("close = %+v", r)
+	}
+	want := `{"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"test","version":"1.0.0"},"io.modelcontextprotocol/subscriptionId":"sub-1"}}`
+	if string(r.Result) != want {
+		t.Fatalf("closing result = %s, want %s", r.Result, want)
+	}
+}
+
+func TestListenNeedsFilter(t *testing.T) {
+	s := listenServer()
+	wantError(t, do(t, s, protocol.MethodSubscriptionsListen, params(t, nil, `{}`)), protocol.CodeInvalidParams)
+}
+
+func TestMemoryFeedDropsSlowSubscriber(t *testing.T) {
+	f := NewMemoryFeed()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch, _ := f.Subscribe(ctx)
+	for i := 0; i < 100; i++ {
+		_ = f.Publish(ctx, Event{Kind: ToolsListChanged})
+	}
+	n := 0
+	for range ch {
+		n++
+	}
+	if n != 64 || f.Subscribers() != 0 {
+		t.Fatalf("received %d events, %d subscribers left", n, f.Subscribers())
+	}
+	ch2, _ := f.Subscribe(ctx)
+	cancel()
+	if _, ok := <-ch2; ok {
+		t.Fatal("channel open after cancel")
+	}
+}

@@ -1,0 +1,232 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpkit/mcpkit/protocol"
+)
+
+const allCaps = `{"elicitation":{},"sampling":{},"roots":{}}`
+
+func mrtrServer(t *testing.T) *Server {
+	s := newTestServer(nil)
+	AddTool(s, &protocol.Tool{Name: "greet"}, func(ctx context.Context, req *CallRequest, in struct {
+		Lang string `json:"lang,omitempty"`
+	}) (string, error) {
+		res, err := req.Elicit("name", &protocol.ElicitParams{Message: "Name?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`)})
+		if err != nil {
+			return "", err
+		}
+		return "Hello, " + res.Content["name"].(string), nil
+	})
+	AddTool(s, &protocol.Tool{Name: "two"}, func(ctx context.Context, req *CallRequest, in struct{}) (string, error) {
+		a, err := req.Elicit("a", &protocol.ElicitParams{Message: "A?"})
+		if err != nil {
+			return "", err
+		}
+		b, err := req.ListRoots("b")
+		if err != nil {
+			return "", err
+		}
+		return a.Action + ":" + b.Roots[0].URI, nil
+	})
+	return s
+}
+
+func callTool(t *testing.T, s *Server, caps string, fields map[string]any) map[string]any {
+	t.Helper()
+	return result(t, do(t, s, protocol.MethodToolsCall, params(t, fields, caps)))
+}
+
+func TestMRTRRoundTrip(t *testing.T) {
+	s := mrtrServer(t)
+	r1 := callTool(t, s, allCaps, map[string]any{"name": "greet"})
+	if r1["resultType"] != "input_required" {
+		t.Fatalf("first round = %v", r1)
+	}
+	ir := r1["inputRequests"].(map[string]any)["name"].(map[string]any)
+	if ir["method"] != "elicitation/create" {
+		t.Fatalf("input request = %v", ir)
+	}
+	state, _ := r1["requestState"].(string)
+	if state == "" {
+		t.Fatal("no requestState")
+	}
+	if _, ok := r1["ttlMs"]; ok {
+		t.Error("input_required result carries cache hints")
+	}
+	r2 := callTool(t, s, allCaps, map[string]any{"name": "greet", "requestState": state,
+		"inputResponses": map[string]any{"name": map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}}})
+	if r2["resultType"] != "complete" || !strings.Contains(string(mustJSON(r2["content"])), "Hello, Ada") {
+		t.Fatalf("second round = %v", r2)
+	}
+}
+
+func TestMRTRWithoutStateAndExtraInput(t *testing.T) {
+	s := mrtrServer(t)
+	r := callTool(t, s, allCaps, map[string]any{"name": "greet",
+		"inputResponses": map[string]any{
+			"name":  map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}},
+			"other": map[string]any{"whatever": true},
+		}})
+	if r["resultType"] != "complete" {
+		t.Fatalf("answer without requestState = %v", r)
+	}
+	// A missing answer is asked again, not an error.
+	r = callTool(t, s, allCaps, map[string]any{"name": "greet",
+		"inputResponses": map[string]any{"wrong": map[string]any{"action": "accept"}}})
+	if r["resultType"] != "input_required" {
+		t.Fatalf("missing answer = %v", r)
+	}
+}
+
+func TestMRTRMalformedInput(t *testing.T) {
+	s := mrtrServer(t)
+	for _, ir := range []any{12345, "x", nil} {
+		p := params(t, map[string]any{"name": "greet", "inputResponses": map[string]any{"name": ir}}, allCaps)
+		wantError(t, do(t, s, protocol.MethodToolsCall, p), protocol.CodeInvalidParams)
+	}
+	wantError(t, do(t, s, protocol.MethodToolsCall, json.RawMessage(`{"name":"greet","inputResponses":null,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}}`)), protocol.CodeInvalidParams)
+	// An answer that is not an ElicitResult.
+	p := params(t, map[string]any{"name": "greet", "inputResponses": map[string]any{"name": map[string]any{"action": "maybe"}}}, allCaps)
+	wantError(t, do(t, s, protocol.MethodToolsCall, p), protocol.CodeInvalidParams)
+}
+
+func TestMRTRMultiRoundCarriesAnswers(t *testing.T) {
+	s := mrtrServer(t)
+	r1 := callTool(t, s, allCaps, map[string]any{"name": "two"})
+	if _, ok := r1["inputRequests"].(map[string]any)["a"]; !ok {
+		t.Fatalf("round 1 = %v", r1)
+	}
+	r2 := callTool(t, s, allCaps, map[string]any{"name": "two", "requestState": r1["requestState"],
+		"inputResponses": map[string]any{"a": map[string]any{"action": "accept"}}})
+	if _, ok := r2["inputRequests"].(map[string]any)["b"]; !ok || r2["requestState"] == r1["requestState"] {
+		t.Fatalf("round 2 = %v", r2)
+	}
+	r3 := callTool(t, s, allCaps, map[string]any{"name": "two", "requestState": r2["requestState"],
+		"inputResponses": map[string]any{"b": map[string]any{"roots": []any{map[string]any{"uri": "file:///x"}}}}})
+	if r3["resultType"] != "complete" || !strings.Contains(string(mustJSON(r3["content"])), "accept:file:///x") {
+		t.Fatalf("round 3 = %v", r3)
+	}
+}
+
+func TestMRTRStateRejected(t *testing.T) {
+	s := mrtrServer(t)
+	r1 := callTool(t, s, allCaps, map[string]any{"name": "greet", "arguments": map[string]any{"lang": "en"}})
+	state := r1["requestState"].(string)
+	answer := map[string]any{"name": map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}}
+	tests := []struct {
+		name   string
+		fields map[string]any
+	}{
+		{"tampered", map[string]any{"name": "greet", "arguments": map[string]any{"lang": "en"}, "requestState": state + "-TAMPERED", "inputResponses": answer}},
+		{"flipped byte", map[string]any{"name": "greet", "arguments": map[string]any{"lang": "en"}, "requestState": flip(state), "inputResponses": answer}},
+		{"other arguments", map[string]any{"name": "greet", "arguments": map[string]any{"lang": "fr"}, "requestState": state, "inputResponses": answer}},
+		{"other tool", map[string]any{"name": "two", "requestState": state, "inputResponses": answer}},
+		{"garbage", map[string]any{"name": "greet", "arguments": map[string]any{"lang": "en"}, "requestState": "hello", "inputResponses": answer}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := wantError(t, do(t, s, protocol.MethodToolsCall, params(t, tt.fields, allCaps)), protocol.CodeInvalidParams)
+			if !strings.Contains(e.Message, "requestState") {
+				t.Errorf("message = %q", e.Message)
+			}
+		})
+	}
+	// Re-serialised arguments (different key order, spacing) still match.
+	ok := params(t, map[string]any{"name": "greet", "arguments": json.RawMessage(`{ "lang" : "en" }`), "requestState": state, "inputResponses": answer}, allCaps)
+	result(t, do(t, s, protocol.MethodToolsCall, ok))
+}
+
+func flip(s string) string {
+	b := []byte(s)
+	i := len(b) / 2
+	if b[i] == 'A' {
+		b[i] = 'B'
+	} else {
+		b[i] = 'A'
+	}
+	return string(b)
+}
+
+func TestMRTRStateExpiryAndPrincipal(t *testing.T) {
+	s := mrtrServer(t)
+	now := time.Now()
+	s.sealer.now = func() time.Time { return now }
+	ctx := WithPrincipal(context.Background(), "alice")
+	r := doWith(t, ctx, s, protocol.MethodToolsCall, params(t, map[string]any{"name": "greet"}, allCaps), &collector{})
+	state := result(t, r)["requestState"].(string)
+	answer := map[string]any{"name": map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}}
+	retry := params(t, map[string]any{"name": "greet", "requestState": state, "inputResponses": answer}, allCaps)
+
+	bob := WithPrincipal(context.Background(), "bob")
+	wantError(t, doWith(t, bob, s, protocol.MethodToolsCall, retry, &collector{}), protocol.CodeInvalidParams)
+	result(t, doWith(t, ctx, s, protocol.MethodToolsCall, retry, &collector{}))
+
+	now = now.Add(11 * time.Minute)
+	e := wantError(t, doWith(t, ctx, s, protocol.MethodToolsCall, retry, &collector{}), protocol.CodeInvalidParams)
+	if !strings.Contains(e.Message, "expired") {
+		t.Errorf("message = %q", e.Message)
+	}
+}
+
+func TestMRTRSharedKeyAcrossReplicas(t *testing.T) {
+	key := make([]byte, 32)
+	a, b := mrtrServer(t), mrtrServer(t)
+	for _, s := range []*Server{a, b} {
+		sl, err := newSealer(key, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.sealer = sl
+	}
+	state := callTool(t, a, allCaps, map[string]any{"name": "two"})["requestState"]
+	r := callTool(t, b, allCaps, map[string]any{"name": "two", "requestState": state,
+		"inputResponses": map[string]any{"a": map[string]any{"action": "decline"}}})
+	if _, ok := r["inputRequests"].(map[string]any)["b"]; !ok {
+		t.Fatalf("replica b did not accept replica a's state: %v", r)
+	}
+}
+
+func TestMRTRCapabilities(t *testing.T) {
+	s := mrtrServer(t)
+	e := wantError(t, do(t, s, protocol.MethodToolsCall, params(t, map[string]any{"name": "greet"}, `{"sampling":{}}`)), protocol.CodeMissingRequiredClientCapability)
+	if string(e.Data) != `{"requiredCapabilities":{"elicitation":{}}}` {
+		t.Errorf("data = %s", e.Data)
+	}
+	r := do(t, s, protocol.MethodToolsCall, params(t, map[string]any{"name": "greet"}, `{}`))
+	if r.HTTPStatus != 400 {
+		t.Errorf("status = %d", r.HTTPStatus)
+	}
+	// URL-mode elicitation needs elicitation.url.
+	AddTool(s, &protocol.Tool{Name: "url"}, func(ctx context.Context, req *CallRequest, in struct{}) (string, error) {
+		_, err := req.Elicit("u", &protocol.ElicitParams{Mode: "url", Message: "Sign in", URL: "https://example.com/login"})
+		return "", err
+	})
+	wantError(t, do(t, s, protocol.MethodToolsCall, params(t, map[string]any{"name": "url"}, `{"elicitation":{"form":{}}}`)), protocol.CodeMissingRequiredClientCapability)
+	if r := callTool(t, s, `{"elicitation":{"url":{}}}`, map[string]any{"name": "url"}); r["resultType"] != "input_required" {
+		t.Fatalf("url elicitation = %v", r)
+	}
+}
+
+func TestNoInputRequiredOutsideMRTRMethods(t *testing.T) {
+	s := mrtrServer(t)
+	s.AddPrompt(&protocol.Prompt{Name: "p"}, func(ctx context.Context, req *PromptRequest) (*protocol.GetPromptResult, error) {
+		return &protocol.GetPromptResult{}, nil
+	})
+	s.AddCompletion(protocol.RefPrompt, "p", func(ctx context.Context, req *CompleteRequest) (*protocol.Completion, error) {
+		_, err := req.Elicit("x", &protocol.ElicitParams{Message: "?"})
+		return nil, err
+	})
+	p := params(t, map[string]any{"ref": map[string]any{"type": "ref/prompt", "name": "p"}, "argument": map[string]any{"name": "a", "value": ""}}, allCaps)
+	wantError(t, do(t, s, protocol.MethodComplete, p), protocol.CodeInternalError)
+}
+
+func mustJSON(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
+}
