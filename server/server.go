@@ -157,56 +157,74 @@ func (s *Server) Capabilities() protocol.ServerCapabilities {
 	return caps
 }
 
+// feature is a server capability a method depends on.
+type feature int
+
+const (
+	always feature = iota
+	toolsFeature
+	resourcesFeature
+	promptsFeature
+	completionsFeature
+)
+
 // methodInfo describes how the core serves one method.
 type methodInfo struct {
-	serve func(s *Server, ctx context.Context, r *Request) (protocol.Result, error)
-	// capability reports whether the server offers the method now.
-	capability func(c *protocol.ServerCapabilities) bool
+	serve   func(s *Server, ctx context.Context, r *Request) (protocol.Result, error)
+	feature feature // the capability without which the method is not offered
 }
 
 // lookupMethod returns how the core serves method.
 func lookupMethod(method string) (methodInfo, bool) {
 	switch method {
 	case protocol.MethodDiscover:
-		return methodInfo{serve: (*Server).serveDiscover}, true
+		return methodInfo{(*Server).serveDiscover, always}, true
 	case protocol.MethodToolsList:
-		return methodInfo{serve: (*Server).serveListTools, capability: hasTools}, true
+		return methodInfo{(*Server).serveListTools, toolsFeature}, true
 	case protocol.MethodToolsCall:
-		return methodInfo{serve: (*Server).serveCallTool, capability: hasTools}, true
+		return methodInfo{(*Server).serveCallTool, toolsFeature}, true
 	case protocol.MethodResourcesList:
-		return methodInfo{serve: (*Server).serveListResources, capability: hasResources}, true
+		return methodInfo{(*Server).serveListResources, resourcesFeature}, true
 	case protocol.MethodResourceTemplatesList:
-		return methodInfo{serve: (*Server).serveListTemplates, capability: hasResources}, true
+		return methodInfo{(*Server).serveListTemplates, resourcesFeature}, true
 	case protocol.MethodResourcesRead:
-		return methodInfo{serve: (*Server).serveRead, capability: hasResources}, true
+		return methodInfo{(*Server).serveRead, resourcesFeature}, true
 	case protocol.MethodPromptsList:
-		return methodInfo{serve: (*Server).serveListPrompts, capability: hasPrompts}, true
+		return methodInfo{(*Server).serveListPrompts, promptsFeature}, true
 	case protocol.MethodPromptsGet:
-		return methodInfo{serve: (*Server).serveGetPrompt, capability: hasPrompts}, true
+		return methodInfo{(*Server).serveGetPrompt, promptsFeature}, true
 	case protocol.MethodComplete:
-		return methodInfo{serve: (*Server).serveComplete, capability: hasCompletions}, true
+		return methodInfo{(*Server).serveComplete, completionsFeature}, true
 	case protocol.MethodSubscriptionsListen:
-		return methodInfo{serve: (*Server).serveListen}, true
+		return methodInfo{(*Server).serveListen, always}, true
 	}
 	return methodInfo{}, false
 }
 
-func hasTools(c *protocol.ServerCapabilities) bool       { return c.Tools != nil }
-func hasResources(c *protocol.ServerCapabilities) bool   { return c.Resources != nil }
-func hasPrompts(c *protocol.ServerCapabilities) bool     { return c.Prompts != nil }
-func hasCompletions(c *protocol.ServerCapabilities) bool { return c.Completions != nil }
+// offers reports whether the server has the feature now.
+func (s *Server) offers(f feature) bool {
+	if f == always {
+		return true
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	switch f {
+	case toolsFeature:
+		return s.tools.len() > 0
+	case resourcesFeature:
+		return s.resources.len() > 0 || s.templates.len() > 0
+	case promptsFeature:
+		return s.prompts.len() > 0
+	case completionsFeature:
+		return s.hasCompletions()
+	}
+	return false
+}
 
 // HasMethod reports whether the server serves method in the modern era.
 func (s *Server) HasMethod(method string) bool {
 	m, ok := lookupMethod(method)
-	if !ok {
-		return false
-	}
-	if m.capability != nil {
-		caps := s.Capabilities()
-		return m.capability(&caps)
-	}
-	return true
+	return ok && s.offers(m.feature)
 }
 
 var _ transport.Handler = (*Server)(nil)
@@ -287,11 +305,8 @@ func (s *Server) handle(ctx context.Context, msg *jsonrpc.Message, n transport.N
 		return nil, err
 	}
 	defer r.finish()
-	if m.capability != nil {
-		caps := s.Capabilities()
-		if !m.capability(&caps) {
-			return nil, protocol.MethodNotFound(msg.Method)
-		}
+	if !s.offers(m.feature) {
+		return nil, protocol.MethodNotFound(msg.Method)
 	}
 	res, err := m.serve(s, ctx, r)
 	if err != nil {

@@ -32,6 +32,9 @@ type Options struct {
 	// WriteTimeout bounds each write to a client, so a client that stops
 	// reading cannot hold a stream; 0 means 30 seconds.
 	WriteTimeout time.Duration
+	// ReadTimeout bounds reading a request body, so a client that sends it
+	// slowly cannot hold a handler; 0 means 30 seconds.
+	ReadTimeout time.Duration
 	// Logger receives transport diagnostics; the default discards them.
 	Logger *slog.Logger
 }
@@ -65,6 +68,9 @@ func NewHandler(h transport.Handler, opts *Options) *Handler {
 	}
 	if x.opts.WriteTimeout <= 0 {
 		x.opts.WriteTimeout = 30 * time.Second
+	}
+	if x.opts.ReadTimeout <= 0 {
+		x.opts.ReadTimeout = 30 * time.Second
 	}
 	x.logger = x.opts.Logger
 	if x.logger == nil {
@@ -101,10 +107,16 @@ func (x *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(x.opts.ReadTimeout))
 	buf := x.bufs.Get().(*bytes.Buffer)
 	buf.Reset()
 	defer x.bufs.Put(buf)
-	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, x.opts.MaxBodyBytes)); err != nil {
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, x.opts.MaxBodyBytes))
+	// Lift the deadline: net/http keeps reading the connection to notice a
+	// client going away, and a lapsed deadline would end long streams.
+	_ = rc.SetReadDeadline(time.Time{})
+	if err != nil {
 		var mbe *http.MaxBytesError
 		if asMaxBytes(err, &mbe) {
 			writeError(w, http.StatusRequestEntityTooLarge, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "request body too large", nil))
@@ -137,6 +149,12 @@ func (x *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, &msg.ID, herr)
 		return
 	}
+	if msg.Method == protocol.MethodSubscriptionsListen && !accept.sse {
+		// A listen stream is an SSE stream; a client that cannot take one
+		// would wait forever for notifications that cannot reach it.
+		writeError(w, http.StatusNotAcceptable, &msg.ID, jsonrpc.NewError(protocol.CodeInvalidRequest, "Not Acceptable: subscriptions/listen answers with text/event-stream", nil))
+		return
+	}
 	x.serve(w, r, msg, accept)
 }
 
@@ -160,7 +178,7 @@ func asMaxBytes(err error, target **http.MaxBytesError) bool {
 func (x *Handler) serve(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, accept acceptance) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	st := &stream{w: w, rc: http.NewResponseController(w), cancel: cancel, sseAllowed: accept.sse, writeTimeout: x.opts.WriteTimeout, keepAlive: x.opts.KeepAlive}
+	st := &stream{ctx: ctx, w: w, rc: http.NewResponseController(w), cancel: cancel, sseAllowed: accept.sse, writeTimeout: x.opts.WriteTimeout, keepAlive: x.opts.KeepAlive}
 	if accept.preferSSE || !accept.json {
 		st.mu.Lock()
 		err := st.startLocked()

@@ -30,10 +30,17 @@ func (x *Handler) checkHeaders(h http.Header, msg *jsonrpc.Message) *jsonrpc.Err
 	}
 	var meta []byte
 	if len(msg.Params) > 0 {
-		meta = jsonrpc.Member(msg.Params, "_meta")
+		var ambiguous bool
+		if meta, ambiguous = member(msg.Params, "_meta"); ambiguous {
+			return ambiguousMember("_meta")
+		}
 	}
 	if meta != nil {
-		if raw := jsonrpc.Member(meta, protocol.MetaProtocolVersion); raw != nil {
+		raw, ambiguous := member(meta, protocol.MetaProtocolVersion)
+		if ambiguous {
+			return ambiguousMember("_meta " + protocol.MetaProtocolVersion)
+		}
+		if raw != nil {
 			var bodyVersion string
 			if json.Unmarshal(raw, &bodyVersion) == nil && bodyVersion != version {
 				return protocol.HeaderMismatch(HeaderProtocolVersion + " header value '" + version + "' does not match _meta " + protocol.MetaProtocolVersion + " '" + bodyVersion + "'")
@@ -61,7 +68,11 @@ func (x *Handler) checkHeaders(h http.Header, msg *jsonrpc.Message) *jsonrpc.Err
 	}
 	var bodyName string
 	if len(msg.Params) > 0 {
-		if v := jsonrpc.Member(msg.Params, param); v != nil {
+		v, ambiguous := member(msg.Params, param)
+		if ambiguous {
+			return ambiguousMember(param)
+		}
+		if v != nil {
 			_ = json.Unmarshal(v, &bodyName)
 		}
 	}
@@ -70,10 +81,36 @@ func (x *Handler) checkHeaders(h http.Header, msg *jsonrpc.Message) *jsonrpc.Err
 	}
 	if msg.Method == protocol.MethodToolsCall && x.params != nil {
 		if ps := x.params.ParamHeaders(bodyName); len(ps) > 0 {
-			return checkParamHeaders(h, ps, jsonrpc.Member(msg.Params, "arguments"))
+			args, ambiguous := member(msg.Params, "arguments")
+			if ambiguous {
+				return ambiguousMember("arguments")
+			}
+			return checkParamHeaders(h, ps, args)
 		}
 	}
 	return nil
+}
+
+// member returns the value of obj's member key as encoding/json decodes
+// it into a field of that name, and reports whether obj is ambiguous about
+// it: the key present more than once, or also spelt in another case.
+// Decoders resolve such objects differently (first or last, exact or
+// case-folded), so the value checked against a header could differ from
+// the value served; ambiguous bodies are refused instead.
+func member(obj []byte, key string) (value []byte, ambiguous bool) {
+	n := 0
+	_ = jsonrpc.Members(obj, func(k string, v []byte) bool {
+		if strings.EqualFold(k, key) {
+			n++
+			value = v
+		}
+		return true
+	})
+	return value, n > 1
+}
+
+func ambiguousMember(name string) *jsonrpc.Error {
+	return protocol.HeaderMismatch("the request body has more than one member " + name + " (keys compared without case)")
 }
 
 // headerValue returns a header's value with surrounding optional white
@@ -128,7 +165,10 @@ const (
 func checkParamHeaders(h http.Header, params []transport.HeaderParam, args []byte) *jsonrpc.Error {
 	for _, p := range params {
 		header := HeaderParamPrefix + p.Name
-		value := lookupPath(args, p.Path)
+		value, ambiguous := lookupPath(args, p.Path)
+		if ambiguous {
+			return ambiguousMember("arguments." + strings.Join(p.Path, "."))
+		}
 		present := value != nil && string(value) != "null"
 		raw, has := headerValue(h, header)
 		if !present {
@@ -151,18 +191,22 @@ func checkParamHeaders(h http.Header, params []transport.HeaderParam, args []byt
 	return nil
 }
 
-func lookupPath(obj []byte, path []string) []byte {
+func lookupPath(obj []byte, path []string) (value []byte, ambiguous bool) {
 	for _, k := range path {
 		if len(obj) == 0 || obj[0] != '{' {
-			return nil
+			return nil, false
 		}
-		obj = jsonrpc.Member(obj, k)
+		if obj, ambiguous = member(obj, k); ambiguous {
+			return nil, true
+		}
 	}
-	return obj
+	return obj, false
 }
 
 // paramMatches compares a decoded header value with the JSON argument:
-// strings exactly, integers numerically, booleans as true/false.
+// strings exactly, integers numerically, booleans as true/false. A number
+// header must be written as a JSON number (decimal), so that forms such as
+// 0x2A or 4_2 that only some readers take for 42 do not match.
 func paramMatches(typ, header string, value []byte) bool {
 	switch value[0] {
 	case '"':
@@ -171,6 +215,9 @@ func paramMatches(typ, header string, value []byte) bool {
 	case 't', 'f':
 		return string(value) == header
 	default:
+		if header == "" || (header[0] != '-' && (header[0] < '0' || header[0] > '9')) || !json.Valid([]byte(header)) {
+			return false
+		}
 		a, ok1 := new(big.Float).SetString(header)
 		b, ok2 := new(big.Float).SetString(string(value))
 		return ok1 && ok2 && a.Cmp(b) == 0

@@ -120,8 +120,8 @@ func newPost(body string) *http.Request {
 	return r
 }
 
-// wireError is the decoded shape of an error response; ID is nil when the
-// member is absent.
+// wireError is the decoded shape of a response; ID is nil when the member
+// is absent or null (checkErrorBody tells the two apart).
 type wireError struct {
 	JSONRPC string           `json:"jsonrpc"`
 	ID      *json.RawMessage `json:"id"`
@@ -150,6 +150,11 @@ func checkErrorBody(t *testing.T, header http.Header, body []byte, code int64, i
 	var e wireError
 	if err := json.Unmarshal(body, &e); err != nil {
 		t.Fatalf("decoding error body: %v", err)
+	}
+	var members map[string]json.RawMessage
+	_ = json.Unmarshal(body, &members)
+	if raw, ok := members["id"]; ok {
+		e.ID = &raw
 	}
 	if e.JSONRPC != "2.0" {
 		t.Errorf("jsonrpc = %q", e.JSONRPC)

@@ -1,6 +1,7 @@
 package streamable
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"sync"
@@ -13,6 +14,7 @@ import (
 // and turns into an SSE stream at the first notification.
 type stream struct {
 	mu           sync.Mutex
+	ctx          context.Context // the request's; done once the client is gone
 	w            http.ResponseWriter
 	rc           *http.ResponseController
 	cancel       func()
@@ -28,11 +30,12 @@ type stream struct {
 var errStreamClosed = errors.New("streamable: stream closed")
 
 // Notify implements transport.Notifier. Without SSE (the client accepts
-// JSON only) notifications cannot be delivered and are dropped.
+// JSON only) notifications cannot be delivered and are dropped. Nothing is
+// sent once the request is cancelled.
 func (s *stream) Notify(msg []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.done || s.broken {
+	if s.done || s.broken || s.ctx.Err() != nil {
 		return errStreamClosed
 	}
 	if !s.sse {
@@ -84,7 +87,7 @@ func sseEvent(msg []byte) []byte {
 func (s *stream) ping() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.done || s.broken {
+	if s.done || s.broken || s.ctx.Err() != nil {
 		return
 	}
 	if s.writeLocked([]byte(":\n\n")) == nil {
@@ -123,7 +126,9 @@ func (s *stream) finish(resp *jsonrpc.Response) {
 		s.timer.Stop()
 	}
 	defer func() { s.done = true }()
-	if s.broken {
+	if s.broken || s.ctx.Err() != nil {
+		// The client is gone (or the request was cancelled): nothing
+		// more is sent for it.
 		return
 	}
 	if resp == nil {

@@ -123,6 +123,7 @@ func negotiate(values []string) acceptance {
 	}
 	jsonQ, sseQ := -1.0, -1.0
 	jsonPos, ssePos := 0, 0
+	jsonSpec, sseSpec := 0, 0 // how specific the range that set the q is
 	pos := 0
 	for _, v := range values {
 		for _, part := range strings.Split(v, ",") {
@@ -141,18 +142,15 @@ func negotiate(values []string) acceptance {
 					q = f
 				}
 			}
-			// Specific ranges win over wildcards for the same type.
+			// The most specific matching range decides (RFC 9110
+			// 12.5.1); among equally specific ones the highest q.
 			js := matchRange(mt, "application", "json")
 			ss := matchRange(mt, "text", "event-stream")
-			if js > 0 && (js == 2 || jsonQ < 0) {
-				if js == 2 || q > jsonQ {
-					jsonQ, jsonPos = q, pos
-				}
+			if js > jsonSpec || (js > 0 && js == jsonSpec && q > jsonQ) {
+				jsonQ, jsonPos, jsonSpec = q, pos, js
 			}
-			if ss > 0 && (ss == 2 || sseQ < 0) {
-				if ss == 2 || q > sseQ {
-					sseQ, ssePos = q, pos
-				}
+			if ss > sseSpec || (ss > 0 && ss == sseSpec && q > sseQ) {
+				sseQ, ssePos, sseSpec = q, pos, ss
 			}
 		}
 	}
@@ -161,13 +159,15 @@ func negotiate(values []string) acceptance {
 	return a
 }
 
-// matchRange returns 2 for an exact match of the media range, 1 for a
-// wildcard match, 0 for none.
+// matchRange returns how specifically the media range matches typ/sub: 3
+// exactly, 2 as typ/*, 1 as */*, 0 not at all.
 func matchRange(mediaRange, typ, sub string) int {
 	switch mediaRange {
 	case typ + "/" + sub:
+		return 3
+	case typ + "/*":
 		return 2
-	case typ + "/*", "*/*":
+	case "*/*":
 		return 1
 	}
 	return 0
