@@ -71,7 +71,7 @@ func TestMembers(t *testing.T) {
 }
 
 func TestMember(t *testing.T) {
-	obj := `{"name":"echo","_meta":{"progressToken":1,"name":"inner"},"arguments":{"text":"hi"},"name":"second"}`
+	obj := `{"name":"echo","_meta":{"progressToken":1,"name":"inner"},"arguments":{"text":"hi"},"\u006be\u0079":1,"k\"ey":"escaped","name":"second"}`
 	tests := []struct {
 		key  string
 		want string // "" means nil
@@ -81,7 +81,9 @@ func TestMember(t *testing.T) {
 		{"arguments", `{"text":"hi"}`},
 		{"progressToken", ""}, // not top level
 		{"text", ""},
+		{"key", "1"}, // found through its escaped spelling
 		{"Name", ""}, // keys are case-sensitive
+		{"k\"ey", `"escaped"`},
 		{"", ""},
 	}
 	for _, tt := range tests {

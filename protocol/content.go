@@ -103,15 +103,6 @@ func (*ToolUseContent) ContentType() string { return "tool_use" }
 func (*ToolResultContent) ContentType() string { return "tool_result" }
 
 // MarshalJSON encodes the block with its "type".
-func (c *TextContent) MarshalJSON() ([]byte, error) {
-	type fields TextContent
-	return json.Marshal(struct {
-		Type string `json:"type"`
-		*fields
-	}{"text", (*fields)(c)})
-}
-
-// MarshalJSON encodes the block with its "type".
 func (c *ImageContent) MarshalJSON() ([]byte, error) {
 	type fields ImageContent
 	return json.Marshal(struct {

@@ -72,6 +72,20 @@ type ResultMeta struct {
 	SubscriptionID *jsonrpc.ID     `json:"io.modelcontextprotocol/subscriptionId,omitempty"`
 	// Extra holds further keys, encoded after the named ones.
 	Extra map[string]json.RawMessage `json:"-"`
+
+	frozen []byte // the encoding, once Freeze was called
+}
+
+// Freeze precomputes the encoding of a ResultMeta that will not change
+// again (a server's shared one), so that encoding it costs nothing. It
+// returns m.
+func (m *ResultMeta) Freeze() *ResultMeta {
+	m.frozen = nil
+	b, err := m.MarshalJSON()
+	if err == nil {
+		m.frozen = b
+	}
+	return m
 }
 
 type resultMetaFields ResultMeta
@@ -80,6 +94,9 @@ var resultMetaKeys = map[string]bool{MetaServerInfo: true, MetaSubscriptionID: t
 
 // MarshalJSON encodes the named fields followed by Extra.
 func (m ResultMeta) MarshalJSON() ([]byte, error) {
+	if m.frozen != nil {
+		return m.frozen, nil
+	}
 	b, err := json.Marshal(resultMetaFields(m))
 	if err != nil {
 		return nil, err

@@ -50,17 +50,6 @@ type CallToolResult struct {
 	IsError           bool            `json:"isError,omitempty"`
 }
 
-// MarshalJSON encodes the result; nil Content is sent as an empty list.
-func (r *CallToolResult) MarshalJSON() ([]byte, error) {
-	type fields CallToolResult
-	if r.Content == nil {
-		r2 := *r
-		r2.Content = []Content{}
-		r = &r2
-	}
-	return json.Marshal((*fields)(r))
-}
-
 // UnmarshalJSON decodes the result, including its content blocks.
 func (r *CallToolResult) UnmarshalJSON(b []byte) error {
 	type fields CallToolResult

@@ -51,8 +51,12 @@ func (s *Server) serveListen(ctx context.Context, r *Request) (protocol.Result, 
 			return res, nil
 		case e, ok := <-events:
 			if !ok {
-				// Dropped by the feed (too slow): end abruptly so the
-				// client reconnects.
+				// Dropped by the feed (too slow). The server tears the
+				// subscription down: it says so with notifications/cancelled
+				// (on stdio nothing else would tell the client), then ends
+				// without a response so that the client reconnects.
+				b, _ := json.Marshal(protocol.CancelledParams{RequestID: sub, Reason: "subscription ended: the client fell behind the change feed"})
+				_ = r.out.send(jsonrpc.AppendNotification(nil, protocol.NotificationCancelled, b))
 				return nil, errNoResponse
 			}
 			var msg []byte

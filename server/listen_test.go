@@ -131,3 +131,27 @@ func TestMemoryFeedDropsSlowSubscriber(t *testing.T) {
 		t.Fatal("channel open after cancel")
 	}
 }
+
+// droppingFeed closes every subscription at once, as a feed does with a
+// subscriber that fell behind.
+type droppingFeed struct{}
+
+func (droppingFeed) Publish(ctx context.Context, e Event) error { return nil }
+func (droppingFeed) Subscribe(ctx context.Context) (<-chan Event, error) {
+	ch := make(chan Event)
+	close(ch)
+	return ch, nil
+}
+
+func TestListenTornDownSaysCancelled(t *testing.T) {
+	s := New(protocol.Implementation{Name: "test", Version: "1.0.0"}, &Options{Feed: droppingFeed{}})
+	AddTool(s, &protocol.Tool{Name: "t"}, func(ctx context.Context, req *CallRequest, in struct{}) (string, error) { return "", nil })
+	n, done := startListen(t, context.Background(), s, `{"toolsListChanged":true}`)
+	next(t, n) // acknowledgement
+	if got := next(t, n); got != `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"sub-1","reason":"subscription ended: the client fell behind the change feed"}}` {
+		t.Fatalf("teardown = %s", got)
+	}
+	if r := <-done; r != nil {
+		t.Fatalf("torn-down listen answered %+v", r)
+	}
+}

@@ -94,7 +94,7 @@ func New(info protocol.Implementation, opts *Options) *Server {
 		s.versions = protocol.ModernVersions
 	}
 	if !s.opts.OmitServerInfo {
-		s.meta = &protocol.ResultMeta{ServerInfo: &s.info}
+		s.meta = (&protocol.ResultMeta{ServerInfo: &s.info}).Freeze()
 	}
 	key := s.opts.StateKey
 	if key == nil {
@@ -244,7 +244,7 @@ func (s *Server) Handle(ctx context.Context, msg *jsonrpc.Message, n transport.N
 		resp.HTTPStatus = httpStatus(err, resp.Error)
 		return resp
 	}
-	b, err := json.Marshal(result)
+	b, err := encodeResult(result)
 	if err != nil {
 		s.logger.Error("encoding result", "method", msg.Method, "err", err)
 		resp.Error = protocol.InternalError("internal error: result could not be encoded")
@@ -252,6 +252,15 @@ func (s *Server) Handle(ctx context.Context, msg *jsonrpc.Message, n transport.N
 	}
 	resp.Result = b
 	return resp
+}
+
+// encodeResult encodes a result; types that encode themselves by hand are
+// not re-validated.
+func encodeResult(res protocol.Result) ([]byte, error) {
+	if m, ok := res.(json.Marshaler); ok {
+		return m.MarshalJSON()
+	}
+	return json.Marshal(res)
 }
 
 // errNoResponse tells Handle to send nothing (a listen stream whose client

@@ -136,7 +136,11 @@ func (c *conn) readLines(ctx context.Context, in io.Reader, lines chan<- []byte)
 			}
 		}
 		switch {
-		case err == nil || (err == io.EOF && len(acc) > 0):
+		case err == nil || (err == io.EOF && (len(acc) > 0 || tooLong)):
+			if !tooLong && len(bytes.TrimRight(acc, "\r\n")) > c.opts.MaxLineBytes {
+				// The running check above allows for the line ending.
+				tooLong = true
+			}
 			if tooLong {
 				c.write(jsonrpc.AppendError(nil, jsonrpc.ID{}, jsonrpc.NewError(protocol.CodeInvalidRequest,
 					"message exceeds the limit of "+strconv.Itoa(c.opts.MaxLineBytes)+" bytes", nil)))
@@ -281,8 +285,15 @@ func (c *conn) write(msg []byte) error {
 		return c.werr
 	}
 	if bytes.IndexByte(msg, '\n') >= 0 {
-		// encoding/json never emits raw newlines; guard the framing anyway.
-		msg = bytes.ReplaceAll(msg, []byte("\n"), []byte(`\n`))
+		// encoding/json never emits raw newlines, but a handler may hand
+		// over indented JSON. Between tokens a newline is white space that
+		// Compact drops; inside a string (invalid JSON) escape it.
+		var buf bytes.Buffer
+		if json.Compact(&buf, msg) == nil {
+			msg = buf.Bytes()
+		} else {
+			msg = bytes.ReplaceAll(msg, []byte("\n"), []byte(`\n`))
+		}
 	}
 	if _, err := c.w.Write(msg); err != nil {
 		c.werr = err

@@ -1,0 +1,126 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"unicode/utf8"
+)
+
+// The hot results (tool calls and their text content) are encoded by hand:
+// the output is the same as encoding/json's for these types, without its
+// reflection and without re-validating nested Marshaler output.
+
+var errInvalidRaw = errors.New("protocol: structuredContent is not valid JSON")
+
+// appendString appends s as a JSON string, escaping as encoding/json does
+// (including <, > and & for HTML safety).
+func appendString(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' || c >= utf8.RuneSelf {
+			b, _ := json.Marshal(s)
+			return append(dst, b...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
+}
+
+func appendMarshal(dst []byte, v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, b...), nil
+}
+
+// appendText appends a text content block.
+func (c *TextContent) appendJSON(dst []byte) ([]byte, error) {
+	dst = append(dst, `{"type":"text","text":`...)
+	dst = appendString(dst, c.Text)
+	var err error
+	if c.Annotations != nil {
+		dst = append(dst, `,"annotations":`...)
+		if dst, err = appendMarshal(dst, c.Annotations); err != nil {
+			return dst, err
+		}
+	}
+	if len(c.Meta) > 0 {
+		dst = append(dst, `,"_meta":`...)
+		if dst, err = appendMarshal(dst, c.Meta); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes the block with its "type".
+func (c *TextContent) MarshalJSON() ([]byte, error) {
+	return c.appendJSON(make([]byte, 0, 32+len(c.Text)))
+}
+
+// appendHeader appends the resultType and _meta members (no braces).
+func (h *ResultHeader) appendJSON(dst []byte) ([]byte, error) {
+	dst = append(dst, `"resultType":`...)
+	dst = appendString(dst, string(h.ResultType))
+	if h.Meta != nil {
+		b, err := h.Meta.MarshalJSON()
+		if err != nil {
+			return dst, err
+		}
+		dst = append(dst, `,"_meta":`...)
+		dst = append(dst, b...)
+	}
+	return dst, nil
+}
+
+// MarshalJSON encodes the result; nil Content is sent as an empty list.
+func (r *CallToolResult) MarshalJSON() ([]byte, error) {
+	dst := make([]byte, 0, 256)
+	dst = append(dst, '{')
+	dst, err := r.ResultHeader.appendJSON(dst)
+	if err != nil {
+		return nil, err
+	}
+	dst = append(dst, `,"content":[`...)
+	for i, c := range r.Content {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		if t, ok := c.(*TextContent); ok {
+			dst, err = t.appendJSON(dst)
+		} else {
+			dst, err = appendMarshal(dst, c)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	dst = append(dst, ']')
+	if len(r.StructuredContent) > 0 {
+		if !json.Valid(r.StructuredContent) {
+			return nil, errInvalidRaw
+		}
+		dst = append(dst, `,"structuredContent":`...)
+		dst = appendCompact(dst, r.StructuredContent)
+	}
+	if r.IsError {
+		dst = append(dst, `,"isError":true`...)
+	}
+	return append(dst, '}'), nil
+}
+
+// appendCompact appends valid JSON without insignificant white space.
+func appendCompact(dst, raw []byte) []byte {
+	for _, c := range raw {
+		if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+			var buf bytes.Buffer
+			if json.Compact(&buf, raw) == nil {
+				return append(dst, buf.Bytes()...)
+			}
+			break
+		}
+	}
+	return append(dst, raw...)
+}
