@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"bytes"
 	"encoding/json"
+	"unicode/utf8"
 )
 
 // Version is the only JSON-RPC version this package speaks.
@@ -28,17 +29,6 @@ func (m *Message) IsNotification() bool { return m.Method != "" && !m.ID.IsValid
 // IsResponse reports whether m is a response (result or error).
 func (m *Message) IsResponse() bool { return m.Method == "" }
 
-// wireMessage is the decoding shape; pointer and raw members tell absent from
-// null.
-type wireMessage struct {
-	JSONRPC *string         `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  *string         `json:"method"`
-	Params  json.RawMessage `json:"params"`
-	Result  json.RawMessage `json:"result"`
-	Error   json.RawMessage `json:"error"`
-}
-
 // IsBatch reports whether data, after leading white space, is a JSON array:
 // a JSON-RPC batch.
 func IsBatch(data []byte) bool {
@@ -51,6 +41,11 @@ func IsBatch(data []byte) bool {
 // (including a batch array) is a *Error with CodeInvalidRequest. When the
 // message's id could be read it is returned in the Message even on error, so
 // the caller can answer with it.
+//
+// Member names are matched exactly: a name repeated, or differing from a
+// JSON-RPC name only in case, is rejected, so that every reader of the
+// message (a proxy, Member, the server) sees the same members. The Message
+// does not alias data.
 func Decode(data []byte) (*Message, error) {
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) == 0 {
@@ -65,59 +60,63 @@ func Decode(data []byte) (*Message, error) {
 		}
 		return nil, NewError(CodeInvalidRequest, "invalid request: a message must be a JSON object", nil)
 	}
-	var w wireMessage
-	if err := json.Unmarshal(trimmed, &w); err != nil {
-		return nil, NewError(CodeInvalidRequest, "invalid request: "+err.Error(), nil)
-	}
-	if err := checkMemberNames(trimmed); err != nil {
+	// One copy, which every raw member of the Message slices into.
+	buf := append([]byte(nil), trimmed...)
+	var members [len(wireNames)][]byte
+	if err := splitMembers(buf, &members); err != nil {
 		return nil, err
 	}
+	rawVersion, rawID, rawMethod := members[0], members[1], members[2]
+	params, result, rawError := members[3], members[4], members[5]
+
 	m := &Message{}
 	idNull := false
-	if w.ID != nil {
-		if string(w.ID) == "null" {
+	if rawID != nil {
+		if string(rawID) == "null" {
 			idNull = true
-		} else if err := m.ID.UnmarshalJSON(w.ID); err != nil {
+		} else if err := m.ID.UnmarshalJSON(rawID); err != nil {
 			return m, NewError(CodeInvalidRequest, "invalid request: "+err.Error(), nil)
 		}
 	}
-	if w.JSONRPC == nil || *w.JSONRPC != Version {
+	if v, ok := unquote(rawVersion); !ok || v != Version {
 		return m, NewError(CodeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`, nil)
 	}
-	if w.Method != nil {
-		if *w.Method == "" {
+	if rawMethod != nil {
+		method, ok := unquote(rawMethod)
+		switch {
+		case !ok:
+			return m, NewError(CodeInvalidRequest, "invalid request: method must be a string", nil)
+		case method == "":
 			return m, NewError(CodeInvalidRequest, "invalid request: method must not be empty", nil)
-		}
-		if idNull {
+		case idNull:
 			return m, NewError(CodeInvalidRequest, "invalid request: id must not be null", nil)
-		}
-		if w.Result != nil || w.Error != nil {
+		case result != nil || rawError != nil:
 			return m, NewError(CodeInvalidRequest, "invalid request: a request must not carry result or error", nil)
 		}
-		if w.Params != nil {
-			if c := firstByte(w.Params); c != '{' && c != '[' {
+		if params != nil {
+			if c := params[0]; c != '{' && c != '[' {
 				return m, NewError(CodeInvalidRequest, "invalid request: params must be an object or an array", nil)
 			}
-			m.Params = w.Params
+			m.Params = params
 		}
-		m.Method = *w.Method
+		m.Method = method
 		return m, nil
 	}
 	// A response.
 	switch {
-	case w.Result != nil && w.Error != nil:
+	case result != nil && rawError != nil:
 		return m, NewError(CodeInvalidRequest, "invalid response: both result and error", nil)
-	case w.Result != nil:
+	case result != nil:
 		if !m.ID.IsValid() {
 			return m, NewError(CodeInvalidRequest, "invalid response: a result needs an id", nil)
 		}
-		m.Result = w.Result
-	case w.Error != nil:
+		m.Result = result
+	case rawError != nil:
 		var e Error
-		if firstByte(w.Error) != '{' {
+		if rawError[0] != '{' {
 			return m, NewError(CodeInvalidRequest, "invalid response: error must be an object", nil)
 		}
-		if err := json.Unmarshal(w.Error, &e); err != nil {
+		if err := json.Unmarshal(rawError, &e); err != nil {
 			return m, NewError(CodeInvalidRequest, "invalid response: malformed error object", nil)
 		}
 		m.Error = &e
@@ -127,33 +126,23 @@ func Decode(data []byte) (*Message, error) {
 	return m, nil
 }
 
-// wireNames are the members of a JSON-RPC message.
+// wireNames are the members of a JSON-RPC message, in the order
+// splitMembers stores them.
 var wireNames = [...]string{"jsonrpc", "id", "method", "params", "result", "error"}
 
-// checkMemberNames rejects a message whose member names differ from the
-// JSON-RPC ones only in case, or repeat one. encoding/json matches keys to
-// fields case-insensitively and lets the last duplicate win, so without this
-// check "Method" or a second "id" would silently replace the real member,
-// and Decode would read a different message than Member does.
-func checkMemberNames(obj []byte) error {
-	var seen [len(wireNames)]bool
+// splitMembers stores the raw value of each JSON-RPC member of obj (valid
+// JSON) and rejects names that repeat one or differ from one only in case:
+// encoding/json would let such a member silently replace the real one.
+func splitMembers(obj []byte, out *[len(wireNames)][]byte) error {
 	var bad *Error
-	_ = rawMembers(obj, func(rawKey []byte, escaped bool, _ []byte) bool {
-		key := rawKey[1 : len(rawKey)-1]
-		if escaped {
-			k, ok := decodeKey(rawKey, true)
-			if !ok {
-				return true
-			}
-			key = []byte(k)
-		}
+	err := RawMembers(obj, func(key, value []byte) bool {
 		for i, name := range wireNames {
 			switch {
-			case string(key) == name && seen[i]:
+			case string(key) == name && out[i] != nil:
 				bad = NewError(CodeInvalidRequest, "invalid request: duplicate member "+quoteJSON(name), nil)
 				return false
 			case string(key) == name:
-				seen[i] = true
+				out[i] = value
 				return true
 			case bytes.EqualFold(key, []byte(name)):
 				bad = NewError(CodeInvalidRequest, "invalid request: member names are case-sensitive: "+quoteJSON(string(key)), nil)
@@ -165,8 +154,32 @@ func checkMemberNames(obj []byte) error {
 	if bad != nil {
 		return bad
 	}
+	if err != nil {
+		return NewError(CodeInvalidRequest, "invalid request: malformed object", nil)
+	}
 	return nil
 }
+
+// unquote returns the value of a raw JSON string; ok is false when raw is
+// not a string.
+func unquote(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	inner := raw[1 : len(raw)-1]
+	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+		return string(inner), true
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// Unquote returns the value of a raw JSON string value, as found by
+// Member; ok is false when raw is not a JSON string.
+func Unquote(raw []byte) (string, bool) { return unquote(raw) }
 
 func quoteJSON(s string) string { return string(appendString(nil, s)) }
 

@@ -47,6 +47,30 @@ func Member(obj []byte, key string) []byte {
 	return out
 }
 
+// RawMembers calls fn for each top-level member of the JSON object obj, in
+// order, with the member's decoded key and its raw value, both valid only
+// during the call (the key may alias obj). It stops early when fn returns
+// false. Unlike Members it allocates nothing for keys without escapes.
+func RawMembers(obj []byte, fn func(key, value []byte) bool) error {
+	bad := false
+	err := rawMembers(obj, func(rawKey []byte, escaped bool, value []byte) bool {
+		key := rawKey[1 : len(rawKey)-1]
+		if escaped {
+			k, ok := decodeKey(rawKey, true)
+			if !ok {
+				bad = true
+				return false
+			}
+			key = []byte(k)
+		}
+		return fn(key, value)
+	})
+	if bad {
+		return errScan
+	}
+	return err
+}
+
 // decodeKey returns the value of the JSON string rawKey (quotes included).
 func decodeKey(rawKey []byte, escaped bool) (string, bool) {
 	if !escaped {

@@ -3,6 +3,7 @@ package protocol
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
@@ -55,14 +56,75 @@ func (m RequestMeta) MarshalJSON() ([]byte, error) {
 	return appendExtra(b, m.Extra, requestMetaKeys)
 }
 
-// UnmarshalJSON decodes the named fields and keeps the rest in Extra.
+// UnmarshalJSON decodes the named fields and keeps the rest in Extra. Keys
+// are matched exactly. b must be valid JSON, as encoding/json guarantees.
+// It is written by hand because it runs on every request a server serves.
 func (m *RequestMeta) UnmarshalJSON(b []byte) error {
-	if err := json.Unmarshal(b, (*requestMetaFields)(m)); err != nil {
+	switch firstNonSpace(b) {
+	case 'n':
+		return nil // null leaves the value as it is, as for any field
+	case '{':
+	default:
+		return errors.New("_meta must be an object")
+	}
+	*m = RequestMeta{}
+	var err error
+	str := func(key string, v []byte, dst *string) {
+		s, ok := jsonrpc.Unquote(v)
+		if !ok {
+			err = errors.New(key + " must be a string")
+			return
+		}
+		*dst = s
+	}
+	serr := jsonrpc.RawMembers(b, func(key, v []byte) bool {
+		switch string(key) {
+		case MetaProtocolVersion:
+			str(MetaProtocolVersion, v, &m.ProtocolVersion)
+		case MetaClientCapabilities:
+			switch {
+			case string(v) == "null":
+			case string(v) == "{}":
+				m.ClientCapabilities = &ClientCapabilities{}
+			default:
+				c := &ClientCapabilities{}
+				if err = json.Unmarshal(v, c); err == nil {
+					m.ClientCapabilities = c
+				}
+			}
+		case MetaClientInfo:
+			if string(v) != "null" {
+				m.ClientInfo, err = decodeImplementation(v)
+			}
+		case MetaLogLevel:
+			var l string
+			str(MetaLogLevel, v, &l)
+			m.LogLevel = LoggingLevel(l)
+		case MetaProgressToken:
+			if string(v) != "null" {
+				t := &ProgressToken{}
+				if err = t.UnmarshalJSON(v); err == nil {
+					m.ProgressToken = t
+				}
+			}
+		case "traceparent":
+			str("traceparent", v, &m.Traceparent)
+		case "tracestate":
+			str("tracestate", v, &m.Tracestate)
+		case "baggage":
+			str("baggage", v, &m.Baggage)
+		default:
+			if m.Extra == nil {
+				m.Extra = make(map[string]json.RawMessage)
+			}
+			m.Extra[string(key)] = append(json.RawMessage(nil), v...)
+		}
+		return err == nil
+	})
+	if err != nil {
 		return err
 	}
-	extra, err := collectExtra(b, requestMetaKeys)
-	m.Extra = extra
-	return err
+	return serr
 }
 
 // ResultMeta is the _meta of a result. The server fills ServerInfo; on the
@@ -169,4 +231,43 @@ func collectExtra(b []byte, known map[string]bool) (map[string]json.RawMessage, 
 		return true
 	})
 	return extra, err
+}
+
+// decodeImplementation decodes clientInfo, reading the usual name, title
+// and version members directly and anything richer with encoding/json.
+func decodeImplementation(v []byte) (*Implementation, error) {
+	c := &Implementation{}
+	if firstNonSpace(v) != '{' {
+		return nil, errors.New(MetaClientInfo + " must be an object")
+	}
+	simple := true
+	_ = jsonrpc.RawMembers(v, func(key, value []byte) bool {
+		var dst *string
+		switch string(key) {
+		case "name":
+			dst = &c.Name
+		case "version":
+			dst = &c.Version
+		case "title":
+			dst = &c.Title
+		default:
+			simple = false
+			return false
+		}
+		s, ok := jsonrpc.Unquote(value)
+		if !ok {
+			simple = false
+			return false
+		}
+		*dst = s
+		return true
+	})
+	if simple {
+		return c, nil
+	}
+	*c = Implementation{}
+	if err := json.Unmarshal(v, c); err != nil {
+		return nil, err
+	}
+	return c, nil
 }

@@ -135,7 +135,7 @@ func appendString(buf []byte, s string) []byte {
 func parseOrdered(data []byte) (any, error) {
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.UseNumber()
-	v, err := parseValue(d)
+	v, err := parseOrderedTokens(d)
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +145,7 @@ func parseOrdered(data []byte) (any, error) {
 	return v, nil
 }
 
-func parseValue(d *json.Decoder) (any, error) {
+func parseOrderedTokens(d *json.Decoder) (any, error) {
 	tok, err := d.Token()
 	if err != nil {
 		return nil, err
@@ -161,7 +161,7 @@ func parseValue(d *json.Decoder) (any, error) {
 					return nil, err
 				}
 				key, _ := kt.(string)
-				val, err := parseValue(d)
+				val, err := parseOrderedTokens(d)
 				if err != nil {
 					return nil, err
 				}
@@ -172,7 +172,7 @@ func parseValue(d *json.Decoder) (any, error) {
 		case '[':
 			arr := []any{}
 			for d.More() {
-				val, err := parseValue(d)
+				val, err := parseOrderedTokens(d)
 				if err != nil {
 					return nil, err
 				}

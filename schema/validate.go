@@ -25,7 +25,7 @@ func (s *Schema) Validate(instance any) error {
 // ValidateJSON decodes data (keeping numbers exact with json.Number) and
 // validates the result. Malformed JSON yields an error that is not a ValidationErrors.
 func (s *Schema) ValidateJSON(data []byte) error {
-	inst, err := decodeJSON(data)
+	inst, err := parseValue(data)
 	if err != nil {
 		return fmt.Errorf("schema: invalid JSON instance: %w", err)
 	}

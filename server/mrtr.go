@@ -24,26 +24,42 @@ type inputState struct {
 	answers map[string]json.RawMessage
 	asked   map[string]*protocol.InputRequest
 	state   []byte
-	// digest identifies the request's salient params; computed only when
-	// state is opened or sealed, off the common path.
-	digest     func() string
-	digestMemo string
+	// digest identifies the request's salient params (name or uri, and
+	// arguments); computed only when state is opened or sealed, off the
+	// common path.
+	digest string
 }
 
-func (in *inputState) digestValue() string {
-	if in.digestMemo == "" {
-		in.digestMemo = in.digest()
+// digestValue returns the digest of the request's salient params.
+func (r *Request) digestValue() string {
+	in := r.input
+	if in.digest == "" {
+		target := r.raw.name
+		if r.Method == protocol.MethodResourcesRead {
+			target = r.raw.uri
+		}
+		t, _ := stringParam(target, "")
+		args := r.raw.arguments
+		if len(args) == 0 || string(args) == "null" {
+			args = emptyObject
+		}
+		in.digest = digestOf([]byte(t), canonical(args))
 	}
-	return in.digestMemo
+	return in.digest
 }
 
 // startInput opens the request's MRTR state from a retry's inputResponses
-// and requestState. digest identifies the salient params, to which the
-// state is bound.
-func (r *Request) startInput(p *protocol.InputParams, digest func() string) error {
-	in := &inputState{digest: digest}
+// and requestState, which is bound to the request's salient params.
+func (r *Request) startInput() error {
+	p, err := r.inputParams()
+	if err != nil {
+		return err
+	}
+	r.inputMem = inputState{}
+	in := &r.inputMem
+	r.input = in
 	if p.RequestState != "" {
-		st, err := r.server.sealer.open(p.RequestState, r.Method, in.digestValue(), r.Principal)
+		st, err := r.server.sealer.open(p.RequestState, r.Method, r.digestValue(), r.Principal)
 		if err != nil {
 			r.server.logger.Warn("rejected requestState", "method", r.Method, "err", err)
 			return protocol.InvalidParams("invalid requestState: " + err.Error())
@@ -59,7 +75,6 @@ func (r *Request) startInput(p *protocol.InputParams, digest func() string) erro
 		}
 		in.answers[k] = v
 	}
-	r.input = in
 	return nil
 }
 
@@ -68,7 +83,7 @@ func (r *Request) inputRequired(err error) (*protocol.InputRequiredResult, bool)
 	if !errors.Is(err, ErrInputRequired) || r.input == nil {
 		return nil, false
 	}
-	st, serr := r.server.sealer.seal(r.Method, r.input.digestValue(), r.Principal, sealedState{Answers: r.input.answers, State: r.input.state})
+	st, serr := r.server.sealer.seal(r.Method, r.digestValue(), r.Principal, sealedState{Answers: r.input.answers, State: r.input.state})
 	if serr != nil {
 		r.server.logger.Error("sealing requestState", "err", serr)
 		return nil, false

@@ -2,8 +2,8 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"sort"
 
 	"github.com/mcpkit/mcpkit/protocol"
 )
@@ -53,12 +53,12 @@ func (s *Server) RemovePrompt(names ...string) {
 }
 
 func (s *Server) serveListPrompts(ctx context.Context, r *Request) (protocol.Result, error) {
-	var p paramsWithCursor
-	if err := r.decodeParams(&p); err != nil {
+	cursor, err := r.cursorParam()
+	if err != nil {
 		return nil, err
 	}
 	s.mu.RLock()
-	entries, next, err := s.prompts.page(p.Cursor, s.pageSize())
+	entries, next, err := s.prompts.page(cursor, s.pageSize())
 	s.mu.RUnlock()
 	if err != nil {
 		return nil, err
@@ -70,32 +70,32 @@ func (s *Server) serveListPrompts(ctx context.Context, r *Request) (protocol.Res
 	return res, nil
 }
 
-type getPromptParams struct {
-	Name      string            `json:"name"`
-	Arguments map[string]string `json:"arguments"`
-	protocol.InputParams
-}
-
 func (s *Server) serveGetPrompt(ctx context.Context, r *Request) (protocol.Result, error) {
-	var p getPromptParams
-	if err := r.decodeParams(&p); err != nil {
+	name, err := stringParam(r.raw.name, "name")
+	if err != nil {
 		return nil, err
 	}
-	s.mu.RLock()
-	e, ok := s.prompts.get(p.Name)
-	s.mu.RUnlock()
-	if !ok {
-		return nil, protocol.InvalidParams("Unknown prompt: " + p.Name)
-	}
-	for _, a := range e.def.Arguments {
-		if _, ok := p.Arguments[a.Name]; a.Required && !ok {
-			return nil, protocol.InvalidParams(fmt.Sprintf("prompt %s: missing required argument %q", p.Name, a.Name))
+	var args map[string]string
+	if a := r.raw.arguments; a != nil && string(a) != "null" {
+		if err := json.Unmarshal(a, &args); err != nil {
+			return nil, protocol.InvalidParams("prompt arguments must be an object of strings")
 		}
 	}
-	if err := r.startInput(&p.InputParams, func() string { return promptDigest(p.Name, p.Arguments) }); err != nil {
+	s.mu.RLock()
+	e, ok := s.prompts.get(name)
+	s.mu.RUnlock()
+	if !ok {
+		return nil, protocol.InvalidParams("Unknown prompt: " + name)
+	}
+	for _, a := range e.def.Arguments {
+		if _, ok := args[a.Name]; a.Required && !ok {
+			return nil, protocol.InvalidParams(fmt.Sprintf("prompt %s: missing required argument %q", name, a.Name))
+		}
+	}
+	if err := r.startInput(); err != nil {
 		return nil, err
 	}
-	res, err := s.runPrompt(ctx, e.handler, &PromptRequest{Request: r, Name: p.Name, Arguments: p.Arguments})
+	res, err := s.runPrompt(ctx, e.handler, &PromptRequest{Request: r, Name: name, Arguments: args})
 	if err != nil {
 		if ir, ok := r.inputRequired(err); ok {
 			return ir, nil
@@ -109,19 +109,6 @@ func (s *Server) serveGetPrompt(ctx context.Context, r *Request) (protocol.Resul
 		res.Messages = []*protocol.PromptMessage{}
 	}
 	return res, nil
-}
-
-func promptDigest(name string, args map[string]string) string {
-	keys := make([]string, 0, len(args))
-	for k := range args {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := [][]byte{[]byte(name)}
-	for _, k := range keys {
-		parts = append(parts, []byte(k), []byte(args[k]))
-	}
-	return digestOf(parts...)
 }
 
 func (s *Server) runPrompt(ctx context.Context, h PromptHandler, req *PromptRequest) (res *protocol.GetPromptResult, err error) {

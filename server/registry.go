@@ -118,8 +118,3 @@ func (s *Server) readCache() protocol.CacheHints {
 	}
 	return defaultReadCache
 }
-
-// paramsWithCursor decodes the cursor of a list request.
-type paramsWithCursor struct {
-	Cursor string `json:"cursor"`
-}

@@ -29,8 +29,14 @@ type Request struct {
 
 	server *Server
 	params json.RawMessage
+	raw    rawParams
 	out    *requestNotifier
 	input  *inputState // nil where MRTR is not allowed
+
+	// Storage for the pointers above, so that a request is one allocation.
+	metaMem  protocol.RequestMeta
+	outMem   requestNotifier
+	inputMem inputState
 }
 
 // ClientCapabilities returns the capabilities the client declared on this
@@ -54,18 +60,22 @@ func PrincipalFrom(ctx context.Context) string {
 
 func (s *Server) newRequest(ctx context.Context, msg *jsonrpc.Message, n transport.Notifier) (*Request, error) {
 	r := &Request{ID: msg.ID, Method: msg.Method, server: s, params: msg.Params, Principal: PrincipalFrom(ctx)}
-	var rawMeta []byte
 	if len(msg.Params) > 0 {
 		if firstByte(msg.Params) != '{' {
 			return nil, metaError{protocol.InvalidParams("params must be an object")}
 		}
-		rawMeta = jsonrpc.Member(msg.Params, "_meta")
+		raw, err := scanParams(msg.Params)
+		if err != nil {
+			return nil, err
+		}
+		r.raw = raw
 	}
+	rawMeta := r.raw.meta
 	if rawMeta == nil {
 		return nil, metaError{protocol.InvalidParams("missing required _meta (" + protocol.MetaProtocolVersion + ", " + protocol.MetaClientCapabilities + ")")}
 	}
-	meta := &protocol.RequestMeta{}
-	if err := json.Unmarshal(rawMeta, meta); err != nil {
+	meta := &r.metaMem
+	if err := meta.UnmarshalJSON(rawMeta); err != nil {
 		return nil, metaError{protocol.InvalidParams("malformed _meta: " + err.Error())}
 	}
 	if meta.ProtocolVersion == "" {
@@ -81,7 +91,8 @@ func (s *Server) newRequest(ctx context.Context, msg *jsonrpc.Message, n transpo
 		return nil, protocol.InvalidParams("invalid log level " + string(meta.LogLevel))
 	}
 	r.Meta = meta
-	r.out = &requestNotifier{n: n}
+	r.outMem.n = n
+	r.out = &r.outMem
 	return r, nil
 }
 

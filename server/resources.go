@@ -93,12 +93,12 @@ func BlobResource(mimeType string, data []byte) ResourceHandler {
 }
 
 func (s *Server) serveListResources(ctx context.Context, r *Request) (protocol.Result, error) {
-	var p paramsWithCursor
-	if err := r.decodeParams(&p); err != nil {
+	cursor, err := r.cursorParam()
+	if err != nil {
 		return nil, err
 	}
 	s.mu.RLock()
-	entries, next, err := s.resources.page(p.Cursor, s.pageSize())
+	entries, next, err := s.resources.page(cursor, s.pageSize())
 	s.mu.RUnlock()
 	if err != nil {
 		return nil, err
@@ -111,12 +111,12 @@ func (s *Server) serveListResources(ctx context.Context, r *Request) (protocol.R
 }
 
 func (s *Server) serveListTemplates(ctx context.Context, r *Request) (protocol.Result, error) {
-	var p paramsWithCursor
-	if err := r.decodeParams(&p); err != nil {
+	cursor, err := r.cursorParam()
+	if err != nil {
 		return nil, err
 	}
 	s.mu.RLock()
-	entries, next, err := s.templates.page(p.Cursor, s.pageSize())
+	entries, next, err := s.templates.page(cursor, s.pageSize())
 	s.mu.RUnlock()
 	if err != nil {
 		return nil, err
@@ -126,11 +126,6 @@ func (s *Server) serveListTemplates(ctx context.Context, r *Request) (protocol.R
 		res.ResourceTemplates[i] = e.def
 	}
 	return res, nil
-}
-
-type readParams struct {
-	URI string `json:"uri"`
-	protocol.InputParams
 }
 
 // findResource returns the handler for uri and the template variables.
@@ -155,33 +150,33 @@ func (s *Server) findResource(uri string) (ResourceHandler, map[string]string, b
 var ErrResourceNotFound = errors.New("server: resource not found")
 
 func (s *Server) serveRead(ctx context.Context, r *Request) (protocol.Result, error) {
-	var p readParams
-	if err := r.decodeParams(&p); err != nil {
+	uri, err := stringParam(r.raw.uri, "uri")
+	if err != nil {
 		return nil, err
 	}
-	if p.URI == "" {
+	if uri == "" {
 		return nil, protocol.InvalidParams("resources/read needs a uri")
 	}
-	h, vars, ok := s.findResource(p.URI)
+	h, vars, ok := s.findResource(uri)
 	if !ok {
-		return nil, protocol.ResourceNotFound(p.URI)
+		return nil, protocol.ResourceNotFound(uri)
 	}
-	if err := r.startInput(&p.InputParams, func() string { return digestOf([]byte(p.URI)) }); err != nil {
+	if err := r.startInput(); err != nil {
 		return nil, err
 	}
-	res, err := s.runRead(ctx, h, &ReadRequest{Request: r, URI: p.URI, Vars: vars})
+	res, err := s.runRead(ctx, h, &ReadRequest{Request: r, URI: uri, Vars: vars})
 	if err != nil {
 		if ir, ok := r.inputRequired(err); ok {
 			return ir, nil
 		}
 		if errors.Is(err, ErrResourceNotFound) {
-			return nil, protocol.ResourceNotFound(p.URI)
+			return nil, protocol.ResourceNotFound(uri)
 		}
 		return nil, err
 	}
 	if res == nil {
 		// A missing resource must be an error, never an empty contents list.
-		return nil, protocol.ResourceNotFound(p.URI)
+		return nil, protocol.ResourceNotFound(uri)
 	}
 	if res.Contents == nil {
 		res.Contents = []*protocol.ResourceContents{}

@@ -133,7 +133,3 @@ func digestOf(parts ...[]byte) string {
 	}
 	return base64.RawURLEncoding.EncodeToString(h.Sum(nil))
 }
-
-func callDigest(name string, args json.RawMessage) string {
-	return digestOf([]byte(name), canonical(args))
-}

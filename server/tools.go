@@ -219,12 +219,12 @@ func (s *Server) ParamHeaders(tool string) []transport.HeaderParam {
 }
 
 func (s *Server) serveListTools(ctx context.Context, r *Request) (protocol.Result, error) {
-	var p paramsWithCursor
-	if err := r.decodeParams(&p); err != nil {
+	cursor, err := r.cursorParam()
+	if err != nil {
 		return nil, err
 	}
 	s.mu.RLock()
-	entries, next, err := s.tools.page(p.Cursor, s.pageSize())
+	entries, next, err := s.tools.page(cursor, s.pageSize())
 	s.mu.RUnlock()
 	if err != nil {
 		return nil, err
@@ -236,39 +236,33 @@ func (s *Server) serveListTools(ctx context.Context, r *Request) (protocol.Resul
 	return res, nil
 }
 
-type callParams struct {
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
-	protocol.InputParams
-}
-
 func (s *Server) serveCallTool(ctx context.Context, r *Request) (protocol.Result, error) {
-	var p callParams
-	if err := r.decodeParams(&p); err != nil {
+	name, err := stringParam(r.raw.name, "name")
+	if err != nil {
 		return nil, err
 	}
-	if p.Name == "" {
+	if name == "" {
 		return nil, protocol.InvalidParams("tools/call needs a tool name")
 	}
 	s.mu.RLock()
-	e, ok := s.tools.get(p.Name)
+	e, ok := s.tools.get(name)
 	s.mu.RUnlock()
 	if !ok {
-		return nil, protocol.InvalidParams("Unknown tool: " + p.Name)
+		return nil, protocol.InvalidParams("Unknown tool: " + name)
 	}
-	args := p.Arguments
+	args := json.RawMessage(r.raw.arguments)
 	if len(args) == 0 || string(args) == "null" {
-		args = json.RawMessage("{}")
-	} else if firstByte(args) != '{' {
+		args = emptyObject
+	} else if args[0] != '{' {
 		return nil, protocol.InvalidParams("tool arguments must be an object")
 	}
 	if err := e.in.ValidateJSON(args); err != nil {
-		return ErrorResult("Invalid arguments for tool " + p.Name + ": " + err.Error()), nil
+		return ErrorResult("Invalid arguments for tool " + name + ": " + err.Error()), nil
 	}
-	if err := r.startInput(&p.InputParams, func() string { return callDigest(p.Name, args) }); err != nil {
+	if err := r.startInput(); err != nil {
 		return nil, err
 	}
-	req := &CallRequest{Request: r, Name: p.Name, Arguments: args}
+	req := &CallRequest{Request: r, Name: name, Arguments: args}
 	res, err := s.runTool(ctx, e, req)
 	if err != nil {
 		if ir, ok := r.inputRequired(err); ok {
@@ -288,10 +282,10 @@ func (s *Server) serveCallTool(ctx context.Context, r *Request) (protocol.Result
 	}
 	if e.out != nil && !res.IsError {
 		if len(res.StructuredContent) == 0 {
-			return nil, protocol.InternalError("tool " + p.Name + " returned no structuredContent though it declares an output schema")
+			return nil, protocol.InternalError("tool " + name + " returned no structuredContent though it declares an output schema")
 		}
 		if err := e.out.ValidateJSON(res.StructuredContent); err != nil {
-			return nil, protocol.InternalError("tool " + p.Name + " returned structuredContent that does not match its output schema: " + err.Error())
+			return nil, protocol.InternalError("tool " + name + " returned structuredContent that does not match its output schema: " + err.Error())
 		}
 	}
 	return res, nil

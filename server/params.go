@@ -1,0 +1,94 @@
+package server
+
+import (
+	"encoding/json"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/protocol"
+)
+
+// rawParams holds, as raw JSON, the members of a request's params that the
+// core reads, found in one pass with exact key matching. Reading them
+// straight from the request avoids decoding the params through reflection
+// on every call, and keeps the core's reading of a body identical to the
+// HTTP transport's header check.
+type rawParams struct {
+	meta, name, uri, arguments, cursor, inputResponses, requestState []byte
+}
+
+func (p *rawParams) slot(key []byte) *[]byte {
+	switch string(key) {
+	case "_meta":
+		return &p.meta
+	case "name":
+		return &p.name
+	case "uri":
+		return &p.uri
+	case "arguments":
+		return &p.arguments
+	case "cursor":
+		return &p.cursor
+	case "inputResponses":
+		return &p.inputResponses
+	case "requestState":
+		return &p.requestState
+	}
+	return nil
+}
+
+// scanParams splits an params object (valid JSON); a repeated member is
+// invalid params.
+func scanParams(params []byte) (rawParams, error) {
+	var p rawParams
+	var dup string
+	err := jsonrpc.RawMembers(params, func(key, value []byte) bool {
+		if s := p.slot(key); s != nil {
+			if *s != nil {
+				dup = string(key)
+				return false
+			}
+			*s = value
+		}
+		return true
+	})
+	if dup != "" {
+		return p, protocol.InvalidParams("params has more than one member " + dup)
+	}
+	if err != nil {
+		return p, protocol.InvalidParams("malformed params")
+	}
+	return p, nil
+}
+
+// stringParam returns the string value of a raw member ("" when absent).
+func stringParam(raw []byte, name string) (string, error) {
+	if raw == nil || string(raw) == "null" {
+		return "", nil
+	}
+	s, ok := jsonrpc.Unquote(raw)
+	if !ok {
+		return "", protocol.InvalidParams(name + " must be a string")
+	}
+	return s, nil
+}
+
+// inputParams decodes the MRTR members of the params.
+func (r *Request) inputParams() (protocol.InputParams, error) {
+	var p protocol.InputParams
+	if r.raw.inputResponses != nil {
+		if err := p.InputResponses.UnmarshalJSON(r.raw.inputResponses); err != nil {
+			return p, protocol.InvalidParams("invalid params: " + err.Error())
+		}
+	}
+	s, err := stringParam(r.raw.requestState, "requestState")
+	if err != nil {
+		return p, err
+	}
+	p.RequestState = s
+	return p, nil
+}
+
+// cursorParam returns the list cursor of the params.
+func (r *Request) cursorParam() (string, error) { return stringParam(r.raw.cursor, "cursor") }
+
+var emptyObject = json.RawMessage("{}")
