@@ -53,21 +53,11 @@ func (s *Server) RemovePrompt(names ...string) {
 }
 
 func (s *Server) serveListPrompts(ctx context.Context, r *Request) (protocol.Result, error) {
-	cursor, err := r.cursorParam()
+	list, next, err := listPage(s, r, &s.prompts, func(e *promptEntry) *protocol.Prompt { return e.def })
 	if err != nil {
 		return nil, err
 	}
-	s.mu.RLock()
-	entries, next, err := s.prompts.page(cursor, s.pageSize())
-	s.mu.RUnlock()
-	if err != nil {
-		return nil, err
-	}
-	res := &protocol.ListPromptsResult{Prompts: make([]*protocol.Prompt, len(entries)), NextCursor: next, CacheHints: s.listCache()}
-	for i, e := range entries {
-		res.Prompts[i] = e.def
-	}
-	return res, nil
+	return &protocol.ListPromptsResult{Prompts: list, NextCursor: next, CacheHints: s.listCache()}, nil
 }
 
 func (s *Server) serveGetPrompt(ctx context.Context, r *Request) (protocol.Result, error) {
@@ -95,7 +85,7 @@ func (s *Server) serveGetPrompt(ctx context.Context, r *Request) (protocol.Resul
 	if err := r.startInput(); err != nil {
 		return nil, err
 	}
-	res, err := s.runPrompt(ctx, e.handler, &PromptRequest{Request: r, Name: name, Arguments: args})
+	res, err := guard(s, "prompt "+name, e.handler, ctx, &PromptRequest{Request: r, Name: name, Arguments: args})
 	if err != nil {
 		if ir, ok := r.inputRequired(err); ok {
 			return ir, nil
@@ -109,14 +99,4 @@ func (s *Server) serveGetPrompt(ctx context.Context, r *Request) (protocol.Resul
 		res.Messages = []*protocol.PromptMessage{}
 	}
 	return res, nil
-}
-
-func (s *Server) runPrompt(ctx context.Context, h PromptHandler, req *PromptRequest) (res *protocol.GetPromptResult, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			s.logger.Error("prompt handler panicked", "prompt", req.Name, "panic", v)
-			res, err = nil, protocol.InternalError("internal error in prompt "+req.Name)
-		}
-	}()
-	return h(ctx, req)
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/base64"
 	"sort"
 
@@ -117,4 +118,37 @@ func (s *Server) readCache() protocol.CacheHints {
 		return *s.opts.ReadCache
 	}
 	return defaultReadCache
+}
+
+// listPage serves one page of a list method: the entries after the
+// request's cursor, mapped to their definitions, and the next cursor.
+func listPage[E, D any](s *Server, r *Request, g *registry[E], def func(E) D) ([]D, string, error) {
+	cursor, err := r.cursorParam()
+	if err != nil {
+		return nil, "", err
+	}
+	s.mu.RLock()
+	entries, next, err := g.page(cursor, s.pageSize())
+	s.mu.RUnlock()
+	if err != nil {
+		return nil, "", err
+	}
+	out := make([]D, len(entries))
+	for i, e := range entries {
+		out[i] = def(e)
+	}
+	return out, next, nil
+}
+
+// guard calls a handler, turning a panic into an internal error naming
+// what, so that one bad handler cannot take the server down.
+func guard[Req, Res any](s *Server, what string, h func(context.Context, Req) (Res, error), ctx context.Context, req Req) (res Res, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.logger.Error("handler panicked", "handler", what, "panic", v)
+			var zero Res
+			res, err = zero, protocol.InternalError("internal error in "+what)
+		}
+	}()
+	return h(ctx, req)
 }

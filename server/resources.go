@@ -93,39 +93,19 @@ func BlobResource(mimeType string, data []byte) ResourceHandler {
 }
 
 func (s *Server) serveListResources(ctx context.Context, r *Request) (protocol.Result, error) {
-	cursor, err := r.cursorParam()
+	list, next, err := listPage(s, r, &s.resources, func(e *resourceEntry) *protocol.Resource { return e.def })
 	if err != nil {
 		return nil, err
 	}
-	s.mu.RLock()
-	entries, next, err := s.resources.page(cursor, s.pageSize())
-	s.mu.RUnlock()
-	if err != nil {
-		return nil, err
-	}
-	res := &protocol.ListResourcesResult{Resources: make([]*protocol.Resource, len(entries)), NextCursor: next, CacheHints: s.listCache()}
-	for i, e := range entries {
-		res.Resources[i] = e.def
-	}
-	return res, nil
+	return &protocol.ListResourcesResult{Resources: list, NextCursor: next, CacheHints: s.listCache()}, nil
 }
 
 func (s *Server) serveListTemplates(ctx context.Context, r *Request) (protocol.Result, error) {
-	cursor, err := r.cursorParam()
+	list, next, err := listPage(s, r, &s.templates, func(e *templateEntry) *protocol.ResourceTemplate { return e.def })
 	if err != nil {
 		return nil, err
 	}
-	s.mu.RLock()
-	entries, next, err := s.templates.page(cursor, s.pageSize())
-	s.mu.RUnlock()
-	if err != nil {
-		return nil, err
-	}
-	res := &protocol.ListResourceTemplatesResult{ResourceTemplates: make([]*protocol.ResourceTemplate, len(entries)), NextCursor: next, CacheHints: s.listCache()}
-	for i, e := range entries {
-		res.ResourceTemplates[i] = e.def
-	}
-	return res, nil
+	return &protocol.ListResourceTemplatesResult{ResourceTemplates: list, NextCursor: next, CacheHints: s.listCache()}, nil
 }
 
 // findResource returns the handler for uri and the template variables.
@@ -164,7 +144,7 @@ func (s *Server) serveRead(ctx context.Context, r *Request) (protocol.Result, er
 	if err := r.startInput(); err != nil {
 		return nil, err
 	}
-	res, err := s.runRead(ctx, h, &ReadRequest{Request: r, URI: uri, Vars: vars})
+	res, err := guard(s, "resource "+uri, h, ctx, &ReadRequest{Request: r, URI: uri, Vars: vars})
 	if err != nil {
 		if ir, ok := r.inputRequired(err); ok {
 			return ir, nil
@@ -185,14 +165,4 @@ func (s *Server) serveRead(ctx context.Context, r *Request) (protocol.Result, er
 		res.CacheHints = s.readCache()
 	}
 	return res, nil
-}
-
-func (s *Server) runRead(ctx context.Context, h ResourceHandler, req *ReadRequest) (res *protocol.ReadResourceResult, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			s.logger.Error("resource handler panicked", "uri", req.URI, "panic", v)
-			res, err = nil, protocol.InternalError("internal error reading "+req.URI)
-		}
-	}()
-	return h(ctx, req)
 }

@@ -219,21 +219,11 @@ func (s *Server) ParamHeaders(tool string) []transport.HeaderParam {
 }
 
 func (s *Server) serveListTools(ctx context.Context, r *Request) (protocol.Result, error) {
-	cursor, err := r.cursorParam()
+	tools, next, err := listPage(s, r, &s.tools, func(e *toolEntry) *protocol.Tool { return e.def })
 	if err != nil {
 		return nil, err
 	}
-	s.mu.RLock()
-	entries, next, err := s.tools.page(cursor, s.pageSize())
-	s.mu.RUnlock()
-	if err != nil {
-		return nil, err
-	}
-	res := &protocol.ListToolsResult{Tools: make([]*protocol.Tool, len(entries)), NextCursor: next, CacheHints: s.listCache()}
-	for i, e := range entries {
-		res.Tools[i] = e.def
-	}
-	return res, nil
+	return &protocol.ListToolsResult{Tools: tools, NextCursor: next, CacheHints: s.listCache()}, nil
 }
 
 func (s *Server) serveCallTool(ctx context.Context, r *Request) (protocol.Result, error) {
@@ -263,7 +253,7 @@ func (s *Server) serveCallTool(ctx context.Context, r *Request) (protocol.Result
 		return nil, err
 	}
 	req := &CallRequest{Request: r, Name: name, Arguments: args}
-	res, err := s.runTool(ctx, e, req)
+	res, err := guard(s, "tool "+name, e.handler, ctx, req)
 	if err != nil {
 		if ir, ok := r.inputRequired(err); ok {
 			return ir, nil
@@ -289,16 +279,4 @@ func (s *Server) serveCallTool(ctx context.Context, r *Request) (protocol.Result
 		}
 	}
 	return res, nil
-}
-
-// runTool calls the handler, turning a panic into an error so that one bad
-// handler cannot take the server down.
-func (s *Server) runTool(ctx context.Context, e *toolEntry, req *CallRequest) (res *protocol.CallToolResult, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			s.logger.Error("tool handler panicked", "tool", req.Name, "panic", v)
-			res, err = nil, protocol.InternalError("internal error in tool "+req.Name)
-		}
-	}()
-	return e.handler(ctx, req)
 }

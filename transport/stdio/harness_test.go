@@ -6,8 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/mcpkit/mcpkit/internal/leakcheck"
 	"io"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -18,29 +18,8 @@ import (
 	"github.com/mcpkit/mcpkit/transport/stdio"
 )
 
-// checkLeaks records the goroutine count and, at cleanup, polls until it is
-// back to that count, failing with a dump of every goroutine if it is not.
-// Tests that use it must not run in parallel.
-func checkLeaks(t testing.TB) {
-	t.Helper()
-	before := runtime.NumGoroutine()
-	t.Cleanup(func() {
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			n := runtime.NumGoroutine()
-			if n <= before {
-				return
-			}
-			if time.Now().After(deadline) {
-				buf := make([]byte, 1<<20)
-				buf = buf[:runtime.Stack(buf, true)]
-				t.Errorf("goroutines leaked: %d before, %d after\n%s", before, n, buf)
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	})
-}
+// checkLeaks fails the test if it leaves goroutines behind.
+func checkLeaks(t testing.TB) { leakcheck.Check(t) }
 
 // pipeConn runs Serve over two io.Pipes. The test writes lines as the
 // client; a reader goroutine collects every line Serve writes and checks

@@ -7,10 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcpkit/mcpkit/internal/leakcheck"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -273,29 +273,8 @@ func (h *stubHandler) HandleNotification(ctx context.Context, msg *jsonrpc.Messa
 	}
 }
 
-// checkNoLeak records the goroutine count and, at cleanup, waits for it to
-// fall back, failing the test with a dump of the stacks if it does not.
-// Call it before starting servers, so their cleanups run first.
-func checkNoLeak(t *testing.T) {
-	t.Helper()
-	before := runtime.NumGoroutine()
-	t.Cleanup(func() {
-		deadline := time.Now().Add(3 * time.Second)
-		for {
-			n := runtime.NumGoroutine()
-			if n <= before {
-				return
-			}
-			if time.Now().After(deadline) {
-				buf := make([]byte, 1<<20)
-				buf = buf[:runtime.Stack(buf, true)]
-				t.Errorf("goroutines: %d before, %d after\n%s", before, n, buf)
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	})
-}
+// checkNoLeak fails the test if it leaves goroutines behind.
+func checkNoLeak(t testing.TB) { leakcheck.Check(t) }
 
 // eventually polls cond until it holds or the deadline passes.
 func eventually(t *testing.T, what string, cond func() bool) {
