@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/conformance/everything"
+	"github.com/mcpkit/mcpkit/server/legacy"
 	"github.com/mcpkit/mcpkit/transport/streamable"
 )
 
@@ -21,6 +22,7 @@ import (
 // mcpkit nevertheless must pass.
 var notScoredWanted = map[string][]string{
 	"2026-07-28": {"http-header-validation", "http-custom-header-server-validation", "json-schema-2020-12"},
+	"2025-11-25": {"server-session-lifecycle", "server-sse-polling", "json-schema-2020-12"},
 }
 
 func suiteBin(t *testing.T) string {
@@ -63,12 +65,13 @@ func requiredScenarios(t *testing.T, bin, revision, section string) []string {
 	return names
 }
 
-// serveEverything serves the everything-server on a loopback port until the
-// test ends and returns its endpoint URL.
+// serveEverything serves the everything-server, both eras on one endpoint,
+// on a loopback port until the test ends and returns its endpoint URL.
 func serveEverything(t *testing.T) string {
 	srv := everything.New(nil)
+	both := legacy.New(srv, nil)
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", streamable.NewHandler(srv, nil))
+	mux.Handle("/mcp", streamable.NewHandler(both, nil))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -78,6 +81,7 @@ func serveEverything(t *testing.T) string {
 	go func() { done <- hs.Serve(ln) }()
 	t.Cleanup(func() {
 		srv.Close()
+		both.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = hs.Shutdown(ctx)
@@ -88,12 +92,14 @@ func serveEverything(t *testing.T) string {
 	return "http://" + ln.Addr().String() + "/mcp"
 }
 
+// TestServerConformance runs both requirement sets against ONE running
+// dual-era everything-server.
 func TestServerConformance(t *testing.T) {
 	bin := suiteBin(t)
-	for _, revision := range []string{"2026-07-28"} {
+	url := serveEverything(t)
+	for _, revision := range []string{"2026-07-28", "2025-11-25"} {
 		t.Run(revision, func(t *testing.T) {
 			wanted := append(requiredScenarios(t, bin, revision, "Server scenarios"), notScoredWanted[revision]...)
-			url := serveEverything(t)
 			outDir := filepath.Join(t.TempDir(), "results")
 			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 			defer cancel()

@@ -80,8 +80,11 @@ type ResourceNotFoundData struct {
 	URI string `json:"uri"`
 }
 
+// MessageResourceNotFound is the message of resource-not-found errors.
+const MessageResourceNotFound = "Resource not found"
+
 // ResourceNotFound returns the -32602 error modern servers answer for an
 // unknown resource URI.
 func ResourceNotFound(uri string) *Error {
-	return jsonrpc.NewError(CodeInvalidParams, "Resource not found", ResourceNotFoundData{URI: uri})
+	return jsonrpc.NewError(CodeInvalidParams, MessageResourceNotFound, ResourceNotFoundData{URI: uri})
 }

@@ -189,3 +189,14 @@ func (r *Request) Log(level protocol.LoggingLevel, logger string, data any) erro
 	}
 	return r.notify(protocol.NotificationMessage, protocol.LoggingMessageParams{Level: level, Logger: logger, Data: data})
 }
+
+// CloseStream asks the transport to close the connection carrying this
+// request's response while the request goes on, where the era allows it: a
+// legacy (2025-11-25) client then reconnects with Last-Event-ID and receives
+// the rest. Elsewhere — modern streams, where closing means cancelling, and
+// stdio — it does nothing.
+func (r *Request) CloseStream() {
+	if c, ok := r.out.n.(transport.StreamCloser); ok {
+		c.CloseStream()
+	}
+}

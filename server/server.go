@@ -124,6 +124,12 @@ func New(info protocol.Implementation, opts *Options) *Server {
 // Info returns the server's implementation info.
 func (s *Server) Info() protocol.Implementation { return s.info }
 
+// Instructions returns the server's instructions for models.
+func (s *Server) Instructions() string { return s.opts.Instructions }
+
+// Feed returns the change feed the server publishes to.
+func (s *Server) Feed() Feed { return s.feed }
+
 // Versions returns the protocol revisions the server serves.
 func (s *Server) Versions() []string { return s.versions }
 

@@ -1,5 +1,7 @@
 // Command everything-server serves the conformance fixtures of package
-// conformance/everything over Streamable HTTP (endpoint /mcp) or stdio.
+// conformance/everything over Streamable HTTP (endpoint /mcp) or stdio, in
+// both eras: revision 2026-07-28 and the initialize-handshake revisions
+// 2025-11-25, 2025-06-18 and 2025-03-26.
 //
 //	everything-server -addr 127.0.0.1:3001   # http://127.0.0.1:3001/mcp
 //	everything-server -stdio
@@ -20,6 +22,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/conformance/everything"
 	"github.com/mcpkit/mcpkit/server"
+	"github.com/mcpkit/mcpkit/server/legacy"
 	"github.com/mcpkit/mcpkit/transport/stdio"
 	"github.com/mcpkit/mcpkit/transport/streamable"
 )
@@ -40,11 +43,13 @@ func main() {
 func run(ctx context.Context, addr string, useStdio bool, logger *slog.Logger) error {
 	srv := everything.New(&server.Options{Logger: logger})
 	defer srv.Close()
+	both := legacy.New(srv, &legacy.Options{Logger: logger})
+	defer both.Close()
 	if useStdio {
-		return stdio.Serve(ctx, srv, os.Stdin, os.Stdout, &stdio.Options{Logger: logger})
+		return stdio.Serve(ctx, both, os.Stdin, os.Stdout, &stdio.Options{Logger: logger})
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", streamable.NewHandler(srv, &streamable.Options{Logger: logger}))
+	mux.Handle("/mcp", streamable.NewHandler(both, &streamable.Options{Logger: logger}))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
@@ -59,6 +64,7 @@ func run(ctx context.Context, addr string, useStdio bool, logger *slog.Logger) e
 	case <-ctx.Done():
 	}
 	srv.Close() // end listen streams gracefully first
+	both.Close()
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {

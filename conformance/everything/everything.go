@@ -29,6 +29,7 @@ func New(opts *server.Options) *server.Server {
 	addDiagnosticTools(s)
 	addInputTools(s)
 	addSchemaTools(s)
+	addLegacyTools(s)
 	addResources(s)
 	addPrompts(s)
 	return s

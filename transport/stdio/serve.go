@@ -56,6 +56,12 @@ type conn struct {
 	mu       sync.Mutex
 	inflight map[jsonrpc.ID]*call
 	wg       sync.WaitGroup
+
+	// The legacy session of this process, once a client sent initialize
+	// (when h serves the legacy era). It lives until the end of input.
+	legacy   transport.LegacyHandler
+	session  transport.Session
+	pumpDone chan struct{} // closed when the session's stream pump ends
 }
 
 type call struct {
@@ -67,6 +73,7 @@ type call struct {
 
 func newConn(h transport.Handler, out io.Writer, opts *Options) *conn {
 	c := &conn{h: h, w: bufio.NewWriterSize(out, 64<<10), inflight: map[jsonrpc.ID]*call{}}
+	c.legacy, _ = h.(transport.LegacyHandler)
 	if opts != nil {
 		c.opts = *opts
 	}
@@ -173,16 +180,29 @@ func (c *conn) dispatch(ctx context.Context, line []byte) {
 		c.write(jsonrpc.AppendError(nil, id, err.(*jsonrpc.Error)))
 		return
 	}
+	sess := c.currentSession()
 	switch {
 	case msg.IsRequest():
-		c.start(ctx, msg)
+		if msg.Method == protocol.MethodInitialize && c.legacy != nil && sess == nil && !transport.IsModern(msg) {
+			c.initialize(ctx, msg)
+			return
+		}
+		c.start(ctx, msg, sess != nil && !transport.IsModern(msg))
 	case msg.IsNotification():
 		if msg.Method == protocol.NotificationCancelled {
 			c.cancel(msg.Params)
 			return
 		}
+		if sess != nil && !transport.IsModern(msg) {
+			sess.HandleNotification(ctx, msg)
+			return
+		}
 		c.h.HandleNotification(ctx, msg)
 	default:
+		if sess != nil {
+			sess.HandleResponse(ctx, msg)
+			return
+		}
 		if rh, ok := c.h.(transport.ResponseHandler); ok {
 			rh.HandleResponse(ctx, msg)
 			return
@@ -191,7 +211,38 @@ func (c *conn) dispatch(ctx context.Context, line []byte) {
 	}
 }
 
-func (c *conn) start(ctx context.Context, msg *jsonrpc.Message) {
+func (c *conn) currentSession() transport.Session {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.session
+}
+
+// initialize opens the process's legacy session and starts delivering its
+// standalone messages (list changes, resource updates) to the output.
+func (c *conn) initialize(ctx context.Context, msg *jsonrpc.Message) {
+	sess, resp := c.legacy.Initialize(ctx, msg)
+	if sess != nil {
+		done := make(chan struct{})
+		c.mu.Lock()
+		c.session, c.pumpDone = sess, done
+		c.mu.Unlock()
+		go func() {
+			defer close(done)
+			for {
+				m, err := sess.Next(ctx)
+				if err != nil {
+					return
+				}
+				if c.write(m) != nil {
+					return
+				}
+			}
+		}()
+	}
+	c.write(resp.Append(nil))
+}
+
+func (c *conn) start(ctx context.Context, msg *jsonrpc.Message, inSession bool) {
 	cctx, cancel := context.WithCancel(ctx)
 	cl := &call{cancel: cancel, listen: msg.Method == protocol.MethodSubscriptionsListen}
 	c.mu.Lock()
@@ -215,7 +266,12 @@ func (c *conn) start(ctx context.Context, msg *jsonrpc.Message) {
 			}
 			return c.write(b)
 		})
-		resp := c.h.Handle(cctx, msg, n)
+		var resp *jsonrpc.Response
+		if inSession {
+			resp = c.currentSession().Handle(cctx, msg, n)
+		} else {
+			resp = c.h.Handle(cctx, msg, n)
+		}
 		c.mu.Lock()
 		delete(c.inflight, msg.ID)
 		c.mu.Unlock()
@@ -260,6 +316,7 @@ func (c *conn) shutdown(cancelAll context.CancelFunc) {
 			cl.cancel()
 		}
 	}
+	sess, pumpDone := c.session, c.pumpDone
 	c.mu.Unlock()
 	finished := make(chan struct{})
 	go func() {
@@ -273,6 +330,12 @@ func (c *conn) shutdown(cancelAll context.CancelFunc) {
 	case <-t.C:
 		cancelAll()
 		<-finished
+	}
+	if sess != nil {
+		// The session ends with the process's input, once its requests
+		// are done; so does the pump of its standalone messages.
+		sess.Close()
+		<-pumpDone
 	}
 	c.flush()
 }

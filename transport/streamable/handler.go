@@ -35,6 +35,9 @@ type Options struct {
 	// ReadTimeout bounds reading a request body, so a client that sends it
 	// slowly cannot hold a handler; 0 means 30 seconds.
 	ReadTimeout time.Duration
+	// RetryInterval is the reconnection delay legacy-era SSE streams
+	// announce in their retry field; 0 means one second.
+	RetryInterval time.Duration
 	// Logger receives transport diagnostics; the default discards them.
 	Logger *slog.Logger
 }
@@ -42,7 +45,8 @@ type Options struct {
 // Handler is the Streamable HTTP endpoint. Create it with NewHandler.
 type Handler struct {
 	h      transport.Handler
-	params transport.ParamHeaders // nil when h has no mirrored parameters
+	params transport.ParamHeaders  // nil when h has no mirrored parameters
+	legacy transport.LegacyHandler // nil when h serves the modern era only
 	opts   Options
 	origin originPolicy
 	hosts  hostPolicy
@@ -59,6 +63,9 @@ func NewHandler(h transport.Handler, opts *Options) *Handler {
 	}
 	if p, ok := h.(transport.ParamHeaders); ok {
 		x.params = p
+	}
+	if l, ok := h.(transport.LegacyHandler); ok {
+		x.legacy = l
 	}
 	if x.opts.MaxBodyBytes <= 0 {
 		x.opts.MaxBodyBytes = 4 << 20
@@ -92,39 +99,22 @@ func (x *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusForbidden, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Forbidden: Origin not allowed", nil))
 		return
 	}
+	if x.legacy != nil {
+		if sid := r.Header.Get(HeaderSessionID); sid != "" {
+			x.serveSession(w, r, sid)
+			return
+		}
+	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		writeError(w, http.StatusMethodNotAllowed, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Method Not Allowed: the MCP endpoint accepts POST only", nil))
 		return
 	}
-	if !isJSONContentType(r.Header.Get("Content-Type")) {
-		writeError(w, http.StatusUnsupportedMediaType, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Unsupported Media Type: Content-Type must be application/json", nil))
+	accept, buf, ok := x.readPost(w, r)
+	if !ok {
 		return
 	}
-	accept := negotiate(r.Header.Values("Accept"))
-	if !accept.json && !accept.sse {
-		writeError(w, http.StatusNotAcceptable, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Not Acceptable: accept application/json or text/event-stream", nil))
-		return
-	}
-
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Now().Add(x.opts.ReadTimeout))
-	buf := x.bufs.Get().(*bytes.Buffer)
-	buf.Reset()
 	defer x.bufs.Put(buf)
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, x.opts.MaxBodyBytes))
-	// Lift the deadline: net/http keeps reading the connection to notice a
-	// client going away, and a lapsed deadline would end long streams.
-	_ = rc.SetReadDeadline(time.Time{})
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if asMaxBytes(err, &mbe) {
-			writeError(w, http.StatusRequestEntityTooLarge, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "request body too large", nil))
-			return
-		}
-		writeError(w, http.StatusBadRequest, nil, jsonrpc.NewError(protocol.CodeParseError, "reading request body: "+err.Error(), nil))
-		return
-	}
 	msg, err := jsonrpc.Decode(buf.Bytes())
 	if err != nil {
 		var id jsonrpc.ID
@@ -132,6 +122,10 @@ func (x *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			id = msg.ID
 		}
 		writeError(w, http.StatusBadRequest, &id, err.(*jsonrpc.Error))
+		return
+	}
+	if x.legacy != nil && msg.Method == protocol.MethodInitialize && msg.IsRequest() && !transport.IsModern(msg) {
+		x.serveInitialize(w, r, msg)
 		return
 	}
 	switch {
@@ -156,6 +150,40 @@ func (x *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	x.serve(w, r, msg, accept)
+}
+
+// readPost checks a POST's Content-Type and Accept and reads its body into a
+// pooled buffer, which the caller returns to x.bufs. On failure it has
+// answered and ok is false.
+func (x *Handler) readPost(w http.ResponseWriter, r *http.Request) (accept acceptance, buf *bytes.Buffer, ok bool) {
+	if !isJSONContentType(r.Header.Get("Content-Type")) {
+		writeError(w, http.StatusUnsupportedMediaType, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Unsupported Media Type: Content-Type must be application/json", nil))
+		return accept, nil, false
+	}
+	accept = negotiate(r.Header.Values("Accept"))
+	if !accept.json && !accept.sse {
+		writeError(w, http.StatusNotAcceptable, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Not Acceptable: accept application/json or text/event-stream", nil))
+		return accept, nil, false
+	}
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(x.opts.ReadTimeout))
+	buf = x.bufs.Get().(*bytes.Buffer)
+	buf.Reset()
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, x.opts.MaxBodyBytes))
+	// Lift the deadline: net/http keeps reading the connection to notice a
+	// client going away, and a lapsed deadline would end long streams.
+	_ = rc.SetReadDeadline(time.Time{})
+	if err != nil {
+		x.bufs.Put(buf)
+		var mbe *http.MaxBytesError
+		if asMaxBytes(err, &mbe) {
+			writeError(w, http.StatusRequestEntityTooLarge, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "request body too large", nil))
+			return accept, nil, false
+		}
+		writeError(w, http.StatusBadRequest, nil, jsonrpc.NewError(protocol.CodeParseError, "reading request body: "+err.Error(), nil))
+		return accept, nil, false
+	}
+	return accept, buf, true
 }
 
 func asMaxBytes(err error, target **http.MaxBytesError) bool {

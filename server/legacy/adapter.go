@@ -1,0 +1,389 @@
+package legacy
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/protocol"
+	"github.com/mcpkit/mcpkit/server"
+	"github.com/mcpkit/mcpkit/transport"
+)
+
+// Options configure an Adapter. The zero value serves every legacy revision.
+type Options struct {
+	// Versions lists the legacy revisions served, newest first; nil means
+	// protocol.LegacyVersions. Disabled turns the legacy era off: initialize
+	// is then refused with an error naming the versions served.
+	Versions []string
+	Disabled bool
+
+	// InputTimeout bounds the wait for the client's answer to a request the
+	// server sends it (sampling, elicitation, roots); 0 means 5 minutes.
+	InputTimeout time.Duration
+	// MaxRounds bounds the input rounds of one request; 0 means 16.
+	MaxRounds int
+
+	// IdleTimeout ends sessions unused for this long; 0 means 30 minutes.
+	IdleTimeout time.Duration
+	// MaxSessions bounds the open sessions; initialize is refused beyond
+	// it. 0 means 100,000.
+	MaxSessions int
+	// QueueSize bounds the messages a session holds for its standalone
+	// stream while no client reads them; the oldest are dropped beyond it.
+	// 0 means 256.
+	QueueSize int
+
+	// Logger receives diagnostics; the default discards them.
+	Logger *slog.Logger
+}
+
+// Adapter serves both eras in front of a core server. It implements
+// transport.Handler (modern requests) and transport.LegacyHandler.
+type Adapter struct {
+	core   *server.Server
+	opts   Options
+	logger *slog.Logger
+
+	mu       sync.Mutex
+	sessions map[string]*Session
+	closed   bool
+
+	stop     context.CancelFunc
+	done     chan struct{}
+	startBG  sync.Once
+	closeOne sync.Once
+}
+
+var (
+	_ transport.Handler       = (*Adapter)(nil)
+	_ transport.LegacyHandler = (*Adapter)(nil)
+	_ transport.ParamHeaders  = (*Adapter)(nil)
+)
+
+// New returns an Adapter serving core in both eras.
+func New(core *server.Server, opts *Options) *Adapter {
+	a := &Adapter{core: core, sessions: map[string]*Session{}, done: make(chan struct{})}
+	if opts != nil {
+		a.opts = *opts
+	}
+	if a.opts.Versions == nil {
+		a.opts.Versions = protocol.LegacyVersions
+	}
+	if a.opts.InputTimeout <= 0 {
+		a.opts.InputTimeout = 5 * time.Minute
+	}
+	if a.opts.MaxRounds <= 0 {
+		a.opts.MaxRounds = 16
+	}
+	if a.opts.IdleTimeout <= 0 {
+		a.opts.IdleTimeout = 30 * time.Minute
+	}
+	if a.opts.MaxSessions <= 0 {
+		a.opts.MaxSessions = 100000
+	}
+	if a.opts.QueueSize <= 0 {
+		a.opts.QueueSize = 256
+	}
+	a.logger = a.opts.Logger
+	if a.logger == nil {
+		a.logger = slog.New(slog.DiscardHandler)
+	}
+	return a
+}
+
+// Core returns the core server.
+func (a *Adapter) Core() *server.Server { return a.core }
+
+// Handle serves a modern request with the core. It implements
+// transport.Handler.
+func (a *Adapter) Handle(ctx context.Context, msg *jsonrpc.Message, n transport.Notifier) *jsonrpc.Response {
+	if msg.Method == protocol.MethodInitialize && a.opts.Disabled {
+		return a.refuseInitialize(msg)
+	}
+	return a.core.Handle(ctx, msg, n)
+}
+
+// HandleNotification passes modern notifications to the core.
+func (a *Adapter) HandleNotification(ctx context.Context, msg *jsonrpc.Message) {
+	a.core.HandleNotification(ctx, msg)
+}
+
+// ParamHeaders returns the core's x-mcp-header parameters of a tool.
+func (a *Adapter) ParamHeaders(tool string) []transport.HeaderParam { return a.core.ParamHeaders(tool) }
+
+// Versions returns the legacy revisions served (none when disabled).
+func (a *Adapter) Versions() []string {
+	if a.opts.Disabled {
+		return nil
+	}
+	return a.opts.Versions
+}
+
+func (a *Adapter) refuseInitialize(msg *jsonrpc.Message) *jsonrpc.Response {
+	vs := a.core.Versions()
+	return &jsonrpc.Response{ID: msg.ID, HTTPStatus: 400, Error: jsonrpc.NewError(protocol.CodeInvalidRequest,
+		"this server does not serve the initialize handshake; it serves protocol versions "+join(vs)+" with per-request _meta",
+		map[string][]string{"supported": vs})}
+}
+
+type initializeParams struct {
+	ProtocolVersion string                       `json:"protocolVersion"`
+	Capabilities    *protocol.ClientCapabilities `json:"capabilities"`
+	ClientInfo      *protocol.Implementation     `json:"clientInfo"`
+}
+
+type initializeResult struct {
+	ProtocolVersion string                      `json:"protocolVersion"`
+	Capabilities    protocol.ServerCapabilities `json:"capabilities"`
+	ServerInfo      protocol.Implementation     `json:"serverInfo"`
+	Instructions    string                      `json:"instructions,omitempty"`
+}
+
+// Initialize answers initialize with version negotiation and opens a
+// session. It implements transport.LegacyHandler.
+func (a *Adapter) Initialize(ctx context.Context, msg *jsonrpc.Message) (transport.Session, *jsonrpc.Response) {
+	if a.opts.Disabled || len(a.opts.Versions) == 0 {
+		return nil, a.refuseInitialize(msg)
+	}
+	var p initializeParams
+	if len(msg.Params) > 0 {
+		if err := json.Unmarshal(msg.Params, &p); err != nil {
+			return nil, errorResponse(msg.ID, protocol.InvalidParams("invalid initialize params: "+err.Error()))
+		}
+	}
+	if p.ProtocolVersion == "" {
+		return nil, errorResponse(msg.ID, protocol.InvalidParams("initialize needs a protocolVersion"))
+	}
+	version := a.opts.Versions[0]
+	for _, v := range a.opts.Versions {
+		if v == p.ProtocolVersion {
+			version = v
+		}
+	}
+	caps := p.Capabilities
+	if caps == nil {
+		caps = &protocol.ClientCapabilities{}
+	}
+	s := a.newSession(version, caps, p.ClientInfo)
+	if err := a.add(s); err != nil {
+		return nil, errorResponse(msg.ID, err)
+	}
+	a.startBG.Do(a.background)
+	res := initializeResult{ProtocolVersion: version, Capabilities: a.legacyCapabilities(), ServerInfo: a.core.Info(), Instructions: a.core.Instructions()}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return nil, errorResponse(msg.ID, protocol.InternalError(err.Error()))
+	}
+	return s, &jsonrpc.Response{ID: msg.ID, Result: b}
+}
+
+// legacyCapabilities are the core's capabilities as a legacy client reads
+// them.
+func (a *Adapter) legacyCapabilities() protocol.ServerCapabilities {
+	caps := a.core.Capabilities()
+	caps.Extensions = nil // a 2026-07-28 member
+	return caps
+}
+
+// Session returns the open session with the id. It implements
+// transport.LegacyHandler.
+func (a *Adapter) Session(id string) (transport.Session, bool) {
+	a.mu.Lock()
+	s, ok := a.sessions[id]
+	a.mu.Unlock()
+	if !ok || s.expired(time.Now()) {
+		if ok {
+			s.Close()
+		}
+		return nil, false
+	}
+	s.touch()
+	return s, true
+}
+
+// Sessions returns the number of open sessions.
+func (a *Adapter) Sessions() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.sessions)
+}
+
+func (a *Adapter) add(s *Session) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return protocol.InternalError("server is shutting down")
+	}
+	if len(a.sessions) >= a.opts.MaxSessions {
+		return jsonrpc.NewError(protocol.CodeInternalError, "too many open sessions", nil)
+	}
+	a.sessions[s.id] = s
+	return nil
+}
+
+func (a *Adapter) remove(s *Session) {
+	a.mu.Lock()
+	if a.sessions[s.id] == s {
+		delete(a.sessions, s.id)
+	}
+	a.mu.Unlock()
+}
+
+// Close ends every session and stops the adapter's background work. It
+// does not close the core.
+func (a *Adapter) Close() error {
+	a.closeOne.Do(func() {
+		a.mu.Lock()
+		a.closed = true
+		sessions := make([]*Session, 0, len(a.sessions))
+		for _, s := range a.sessions {
+			sessions = append(sessions, s)
+		}
+		stop := a.stop
+		a.mu.Unlock()
+		for _, s := range sessions {
+			s.Close()
+		}
+		if stop != nil {
+			stop()
+			<-a.done
+		}
+	})
+	return nil
+}
+
+// background starts the goroutine that fans the core's change feed out to
+// sessions and expires idle ones. Close stops it.
+func (a *Adapter) background() {
+	ctx, cancel := context.WithCancel(context.Background())
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		cancel()
+		close(a.done)
+		return
+	}
+	a.stop = cancel
+	a.mu.Unlock()
+	go func() {
+		defer close(a.done)
+		a.run(ctx)
+	}()
+}
+
+func (a *Adapter) run(ctx context.Context) {
+	sweep := time.NewTicker(sweepInterval(a.opts.IdleTimeout))
+	defer sweep.Stop()
+	for {
+		events, err := a.core.Feed().Subscribe(ctx)
+		if err != nil {
+			a.logger.Error("subscribing to the change feed", "err", err)
+			return
+		}
+	loop:
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case now := <-sweep.C:
+				a.expire(now)
+			case e, ok := <-events:
+				if !ok {
+					break loop // dropped by the feed: subscribe again
+				}
+				a.deliver(e)
+			}
+		}
+	}
+}
+
+func sweepInterval(idle time.Duration) time.Duration {
+	d := idle / 4
+	if d < 10*time.Millisecond {
+		d = 10 * time.Millisecond
+	}
+	if d > time.Minute {
+		d = time.Minute
+	}
+	return d
+}
+
+// expire closes sessions idle past the timeout.
+func (a *Adapter) expire(now time.Time) {
+	a.mu.Lock()
+	var stale []*Session
+	for _, s := range a.sessions {
+		if s.expired(now) {
+			stale = append(stale, s)
+		}
+	}
+	a.mu.Unlock()
+	for _, s := range stale {
+		s.Close()
+	}
+}
+
+// deliver queues a change notification on every session it concerns.
+func (a *Adapter) deliver(e server.Event) {
+	var msg []byte
+	switch e.Kind {
+	case server.ToolsListChanged:
+		msg = jsonrpc.AppendNotification(nil, protocol.NotificationToolListChanged, nil)
+	case server.PromptsListChanged:
+		msg = jsonrpc.AppendNotification(nil, protocol.NotificationPromptListChanged, nil)
+	case server.ResourcesListChanged:
+		msg = jsonrpc.AppendNotification(nil, protocol.NotificationResourceListChanged, nil)
+	case server.ResourceUpdated:
+		b, _ := json.Marshal(protocol.ResourceUpdatedParams{URI: e.URI})
+		msg = jsonrpc.AppendNotification(nil, protocol.NotificationResourceUpdated, b)
+	default:
+		return
+	}
+	a.mu.Lock()
+	sessions := make([]*Session, 0, len(a.sessions))
+	for _, s := range a.sessions {
+		sessions = append(sessions, s)
+	}
+	a.mu.Unlock()
+	for _, s := range sessions {
+		if e.Kind == server.ResourceUpdated && !s.subscribed(e.URI) {
+			continue
+		}
+		s.enqueue(msg)
+	}
+}
+
+func newSessionID() string {
+	var b [24]byte
+	_, _ = rand.Read(b[:])
+	const hex = "0123456789abcdef"
+	out := make([]byte, 0, len(b)*2)
+	for _, c := range b {
+		out = append(out, hex[c>>4], hex[c&15])
+	}
+	return string(out)
+}
+
+func join(vs []string) string {
+	out := ""
+	for i, v := range vs {
+		if i > 0 {
+			out += ", "
+		}
+		out += v
+	}
+	return out
+}
+
+func errorResponse(id jsonrpc.ID, err error) *jsonrpc.Response {
+	e, ok := err.(*jsonrpc.Error)
+	if !ok {
+		e = protocol.InternalError(err.Error())
+	}
+	return &jsonrpc.Response{ID: id, Error: e}
+}

@@ -1,0 +1,265 @@
+package legacy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/protocol"
+	"github.com/mcpkit/mcpkit/transport"
+)
+
+// Session is one legacy client's session: the negotiated version, the
+// client's identity and capabilities, its log level and subscriptions, the
+// requests the server sent it that await answers, and the queue of
+// messages for its standalone stream.
+type Session struct {
+	a       *Adapter
+	id      string
+	version string
+	caps    *protocol.ClientCapabilities
+	info    *protocol.Implementation
+
+	lastUsed atomic.Int64 // unix nanoseconds
+
+	mu          sync.Mutex
+	initialized bool
+	logLevel    protocol.LoggingLevel
+	subs        map[string]bool
+	inflight    map[jsonrpc.ID]context.CancelFunc
+	pending     map[jsonrpc.ID]chan *jsonrpc.Message
+	queue       [][]byte
+	wake        chan struct{} // closed and replaced when the queue grows
+	closed      bool
+	done        chan struct{}
+	nextID      atomic.Int64
+	attachment  any
+}
+
+// Done is closed once the session has ended.
+func (s *Session) Done() <-chan struct{} { return s.done }
+
+// Attachment returns the transport's value kept with the session, creating
+// it on first use.
+func (s *Session) Attachment(create func() any) any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.attachment == nil {
+		s.attachment = create()
+	}
+	return s.attachment
+}
+
+var _ transport.Session = (*Session)(nil)
+
+func (a *Adapter) newSession(version string, caps *protocol.ClientCapabilities, info *protocol.Implementation) *Session {
+	s := &Session{
+		a: a, id: newSessionID(), version: version, caps: caps, info: info,
+		subs: map[string]bool{}, inflight: map[jsonrpc.ID]context.CancelFunc{},
+		pending: map[jsonrpc.ID]chan *jsonrpc.Message{},
+		wake:    make(chan struct{}), done: make(chan struct{}),
+	}
+	s.touch()
+	return s
+}
+
+// ID returns the session id.
+func (s *Session) ID() string { return s.id }
+
+// Version returns the negotiated protocol revision.
+func (s *Session) Version() string { return s.version }
+
+// ClientCapabilities returns the capabilities the client declared in
+// initialize.
+func (s *Session) ClientCapabilities() *protocol.ClientCapabilities { return s.caps }
+
+func (s *Session) touch() { s.lastUsed.Store(time.Now().UnixNano()) }
+
+func (s *Session) expired(now time.Time) bool {
+	s.mu.Lock()
+	busy := len(s.inflight) > 0
+	s.mu.Unlock()
+	return !busy && now.Sub(time.Unix(0, s.lastUsed.Load())) > s.a.opts.IdleTimeout
+}
+
+// Close ends the session: its requests are cancelled, its standalone stream
+// ends and it is forgotten. Close is idempotent.
+func (s *Session) Close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	for _, cancel := range s.inflight {
+		cancel()
+	}
+	s.queue = nil
+	close(s.done)
+	s.mu.Unlock()
+	s.a.remove(s)
+}
+
+func (s *Session) subscribed(uri string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.subs[uri]
+}
+
+// enqueue adds a message for the standalone stream, dropping the oldest
+// beyond the queue size.
+func (s *Session) enqueue(msg []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || !s.initialized {
+		return
+	}
+	if len(s.queue) >= s.a.opts.QueueSize {
+		s.queue = s.queue[1:]
+	}
+	s.queue = append(s.queue, msg)
+	close(s.wake)
+	s.wake = make(chan struct{})
+}
+
+// ErrSessionClosed is returned by Next once the session has ended.
+var ErrSessionClosed = errors.New("legacy: session closed")
+
+// Next returns the next message for the standalone stream, waiting for one.
+func (s *Session) Next(ctx context.Context) ([]byte, error) {
+	for {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return nil, ErrSessionClosed
+		}
+		if len(s.queue) > 0 {
+			msg := s.queue[0]
+			s.queue = s.queue[1:]
+			s.mu.Unlock()
+			return msg, nil
+		}
+		wake := s.wake
+		s.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-s.done:
+		case <-wake:
+		}
+	}
+}
+
+// HandleNotification receives notifications/initialized,
+// notifications/cancelled and the client's other notifications.
+func (s *Session) HandleNotification(ctx context.Context, msg *jsonrpc.Message) {
+	s.touch()
+	switch msg.Method {
+	case protocol.MethodNotificationInitialized:
+		s.mu.Lock()
+		s.initialized = true
+		s.mu.Unlock()
+	case protocol.NotificationCancelled:
+		var p protocol.CancelledParams
+		if json.Unmarshal(msg.Params, &p) != nil {
+			return
+		}
+		s.mu.Lock()
+		cancel := s.inflight[p.RequestID]
+		s.mu.Unlock()
+		if cancel != nil {
+			cancel()
+		}
+	}
+}
+
+// HandleResponse routes the client's answer to the request awaiting it.
+func (s *Session) HandleResponse(ctx context.Context, msg *jsonrpc.Message) {
+	s.touch()
+	s.mu.Lock()
+	ch := s.pending[msg.ID]
+	delete(s.pending, msg.ID)
+	s.mu.Unlock()
+	if ch != nil {
+		ch <- msg // buffered
+	}
+}
+
+// Handle answers a request of the session.
+func (s *Session) Handle(ctx context.Context, msg *jsonrpc.Message, n transport.Notifier) *jsonrpc.Response {
+	s.touch()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return errorResponse(msg.ID, jsonrpc.NewError(protocol.CodeInvalidRequest, "session closed", nil))
+	}
+	s.inflight[msg.ID] = cancel
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.inflight, msg.ID)
+		s.mu.Unlock()
+		s.touch()
+	}()
+	res, err := s.handle(ctx, msg, n)
+	if ctx.Err() != nil {
+		return nil // cancelled: nothing is sent for it
+	}
+	if err != nil {
+		return errorResponse(msg.ID, err)
+	}
+	return res
+}
+
+func (s *Session) handle(ctx context.Context, msg *jsonrpc.Message, n transport.Notifier) (*jsonrpc.Response, error) {
+	switch msg.Method {
+	case protocol.MethodInitialize:
+		return nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "the session is already initialized", nil)
+	case protocol.MethodPing:
+		return &jsonrpc.Response{ID: msg.ID, Result: json.RawMessage("{}")}, nil
+	case protocol.MethodLoggingSetLevel:
+		var p struct {
+			Level protocol.LoggingLevel `json:"level"`
+		}
+		if err := json.Unmarshal(orEmpty(msg.Params), &p); err != nil || p.Level.Severity() < 0 {
+			return nil, protocol.InvalidParams("logging/setLevel needs a valid level")
+		}
+		s.mu.Lock()
+		s.logLevel = p.Level
+		s.mu.Unlock()
+		return &jsonrpc.Response{ID: msg.ID, Result: json.RawMessage("{}")}, nil
+	case protocol.MethodResourcesSubscribe, protocol.MethodResourcesUnsubscribe:
+		var p struct {
+			URI string `json:"uri"`
+		}
+		if err := json.Unmarshal(orEmpty(msg.Params), &p); err != nil || p.URI == "" {
+			return nil, protocol.InvalidParams(msg.Method + " needs a uri")
+		}
+		s.mu.Lock()
+		if msg.Method == protocol.MethodResourcesSubscribe {
+			s.subs[p.URI] = true
+		} else {
+			delete(s.subs, p.URI)
+		}
+		s.mu.Unlock()
+		return &jsonrpc.Response{ID: msg.ID, Result: json.RawMessage("{}")}, nil
+	case protocol.MethodToolsList, protocol.MethodToolsCall, protocol.MethodResourcesList,
+		protocol.MethodResourceTemplatesList, protocol.MethodResourcesRead,
+		protocol.MethodPromptsList, protocol.MethodPromptsGet, protocol.MethodComplete:
+		return s.serveCore(ctx, msg, n)
+	}
+	return nil, protocol.MethodNotFound(msg.Method)
+}
+
+func orEmpty(b []byte) []byte {
+	if len(b) == 0 {
+		return []byte("{}")
+	}
+	return b
+}

@@ -1,0 +1,528 @@
+package streamable
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/protocol"
+	"github.com/mcpkit/mcpkit/transport"
+)
+
+// The legacy era (revisions 2025-03-26 to 2025-11-25) of Streamable HTTP:
+// sessions named by Mcp-Session-Id, a standalone GET stream, SSE event ids
+// and resumption with Last-Event-ID, and server-initiated polling (closing a
+// response's connection while its stream goes on).
+
+// HeaderSessionID names the legacy session of a request.
+const HeaderSessionID = "Mcp-Session-Id"
+
+// serveInitialize answers initialize, opening a session.
+func (x *Handler) serveInitialize(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) {
+	sess, resp := x.legacy.Initialize(r.Context(), msg)
+	if sess != nil {
+		w.Header().Set(HeaderSessionID, sess.ID())
+	}
+	status := http.StatusOK
+	if resp.Error != nil && resp.HTTPStatus != 0 {
+		status = resp.HTTPStatus
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(resp.Append(nil))
+}
+
+// serveSession serves a request that names a legacy session.
+func (x *Handler) serveSession(w http.ResponseWriter, r *http.Request, sid string) {
+	sess, ok := x.legacy.Session(sid)
+	if !ok {
+		writeError(w, http.StatusNotFound, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Not Found: no such session (it ended or expired); initialize a new one", nil))
+		return
+	}
+	if v, ok := headerValue(r.Header, HeaderProtocolVersion); ok && v != sess.Version() {
+		writeError(w, http.StatusBadRequest, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Bad Request: "+HeaderProtocolVersion+" "+v+" does not match the session's "+sess.Version(), nil))
+		return
+	}
+	switch r.Method {
+	case http.MethodDelete:
+		sess.Close()
+		w.WriteHeader(http.StatusOK)
+	case http.MethodGet:
+		if !negotiate(r.Header.Values("Accept")).sse {
+			writeError(w, http.StatusNotAcceptable, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Not Acceptable: the GET stream is text/event-stream", nil))
+			return
+		}
+		x.serveGet(w, r, sess)
+	case http.MethodPost:
+		x.servePostSession(w, r, sess)
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		writeError(w, http.StatusMethodNotAllowed, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Method Not Allowed", nil))
+	}
+}
+
+func (x *Handler) servePostSession(w http.ResponseWriter, r *http.Request, sess transport.Session) {
+	accept, body, ok := x.readPost(w, r)
+	if !ok {
+		return
+	}
+	defer x.bufs.Put(body)
+	if jsonrpc.IsBatch(body.Bytes()) {
+		if sess.Version() != protocol.Version2025_03_26 {
+			writeError(w, http.StatusBadRequest, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "invalid request: batches are not allowed in protocol version "+sess.Version(), nil))
+			return
+		}
+		x.serveBatch(w, r, sess, body.Bytes())
+		return
+	}
+	msg, err := jsonrpc.Decode(body.Bytes())
+	if err != nil {
+		var id jsonrpc.ID
+		if msg != nil {
+			id = msg.ID
+		}
+		writeError(w, http.StatusBadRequest, &id, err.(*jsonrpc.Error))
+		return
+	}
+	switch {
+	case msg.IsNotification():
+		sess.HandleNotification(r.Context(), msg)
+		w.WriteHeader(http.StatusAccepted)
+	case msg.IsResponse():
+		sess.HandleResponse(r.Context(), msg)
+		w.WriteHeader(http.StatusAccepted)
+	default:
+		x.serveLegacyRequest(w, r, sess, msg, accept)
+	}
+}
+
+// serveBatch answers a 2025-03-26 batch with an array of responses.
+func (x *Handler) serveBatch(w http.ResponseWriter, r *http.Request, sess transport.Session, body []byte) {
+	var parts []json.RawMessage
+	if err := json.Unmarshal(body, &parts); err != nil || len(parts) == 0 {
+		writeError(w, http.StatusBadRequest, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "invalid request: malformed batch", nil))
+		return
+	}
+	out := []byte{'['}
+	n := 0
+	for _, p := range parts {
+		msg, err := jsonrpc.Decode(p)
+		var resp []byte
+		switch {
+		case err != nil:
+			var id jsonrpc.ID
+			if msg != nil {
+				id = msg.ID
+			}
+			resp = jsonrpc.AppendError(nil, id, err.(*jsonrpc.Error))
+		case msg.IsNotification():
+			sess.HandleNotification(r.Context(), msg)
+		case msg.IsResponse():
+			sess.HandleResponse(r.Context(), msg)
+		case msg.Method == protocol.MethodInitialize:
+			resp = jsonrpc.AppendError(nil, msg.ID, jsonrpc.NewError(protocol.CodeInvalidRequest, "initialize must not be part of a batch", nil))
+		default:
+			if res := sess.Handle(r.Context(), msg, nil); res != nil {
+				resp = res.Append(nil)
+			}
+		}
+		if resp != nil {
+			if n > 0 {
+				out = append(out, ',')
+			}
+			out = append(out, resp...)
+			n++
+		}
+	}
+	if n == 0 {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(append(out, ']'))
+}
+
+// serveLegacyRequest runs a session request. The request is not tied to the
+// connection: it goes on when the client (or the handler, polling) closes
+// it, its events are logged, and the client resumes with Last-Event-ID.
+func (x *Handler) serveLegacyRequest(w http.ResponseWriter, r *http.Request, sess transport.Session, msg *jsonrpc.Message, accept acceptance) {
+	log := sessionLog(sess)
+	out := &legacyStream{x: x, log: log, w: w, rc: http.NewResponseController(w), sseAllowed: accept.sse, detached: make(chan struct{})}
+	if accept.preferSSE || !accept.json {
+		out.mu.Lock()
+		err := out.startLocked()
+		out.mu.Unlock()
+		if err != nil {
+			return
+		}
+	}
+	done := make(chan *jsonrpc.Response, 1)
+	log.wg.Add(1)
+	go func() {
+		defer log.wg.Done()
+		done <- sess.Handle(context.WithoutCancel(r.Context()), msg, out)
+	}()
+	select {
+	case resp := <-done:
+		out.finish(resp)
+	case <-out.detached:
+		// The connection is closed; the stream goes on in the log.
+		go func() { out.finish(<-done) }()
+	case <-r.Context().Done():
+		out.detach()
+		go func() { out.finish(<-done) }()
+	}
+}
+
+// serveGet serves the standalone stream, or resumes a stream named by
+// Last-Event-ID.
+func (x *Handler) serveGet(w http.ResponseWriter, r *http.Request, sess transport.Session) {
+	log := sessionLog(sess)
+	if last := r.Header.Get("Last-Event-ID"); last != "" {
+		if es, seq, ok := log.find(last); ok {
+			x.resume(w, r, sess, es, seq)
+			return
+		}
+	}
+	es := log.newStream(true)
+	x.follow(w, r, sess, es, -1, true)
+}
+
+// resume replays a stream's events after seq and follows it.
+func (x *Handler) resume(w http.ResponseWriter, r *http.Request, sess transport.Session, es *eventStream, seq int) {
+	x.follow(w, r, sess, es, seq, false)
+}
+
+// follow writes es to the connection from after seq: the logged events,
+// then live ones — pulled from the session for the standalone stream —
+// until the stream ends or the client goes.
+func (x *Handler) follow(w http.ResponseWriter, r *http.Request, sess transport.Session, es *eventStream, after int, prime bool) {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	write := func(b []byte) bool {
+		_ = rc.SetWriteDeadline(time.Now().Add(x.opts.WriteTimeout))
+		if _, err := w.Write(b); err != nil {
+			return false
+		}
+		return rc.Flush() == nil
+	}
+	if prime && !write(es.priming(x.retry())) {
+		return
+	}
+	ctx := r.Context()
+	if es.standalone {
+		// Pull the session's messages into the log as they come.
+		pctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			for {
+				m, err := sess.Next(pctx)
+				if err != nil {
+					return
+				}
+				es.append(m, false)
+			}
+		}()
+	}
+	var keepAlive <-chan time.Time
+	if x.opts.KeepAlive > 0 {
+		t := time.NewTicker(x.opts.KeepAlive)
+		defer t.Stop()
+		keepAlive = t.C
+	}
+	for {
+		events, wake, ended := es.since(after)
+		for _, e := range events {
+			if !write(e.frame) {
+				return
+			}
+			after = e.seq
+		}
+		if ended {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-sess.Done():
+			return
+		case <-wake:
+		case <-keepAlive:
+			if !write([]byte(":\n\n")) {
+				return
+			}
+		}
+	}
+}
+
+func (x *Handler) retry() int {
+	if x.opts.RetryInterval > 0 {
+		return int(x.opts.RetryInterval / time.Millisecond)
+	}
+	return 1000
+}
+
+// legacyStream is the response of one session request: JSON until the
+// first message for the client, then an SSE stream whose events are logged
+// for resumption.
+type legacyStream struct {
+	x          *Handler
+	log        *eventLog
+	mu         sync.Mutex
+	w          http.ResponseWriter
+	rc         *http.ResponseController
+	sseAllowed bool
+	es         *eventStream // set once SSE started
+	attached   bool
+	finished   bool
+	detached   chan struct{}
+	detachOnce sync.Once
+}
+
+var _ transport.StreamCloser = (*legacyStream)(nil)
+
+func (s *legacyStream) startLocked() error {
+	s.es = s.log.newStream(false)
+	h := s.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	s.w.WriteHeader(http.StatusOK)
+	s.attached = true
+	return s.writeLocked(s.es.priming(s.x.retry()))
+}
+
+// Notify sends a notification or a request to the client on this stream.
+func (s *legacyStream) Notify(msg []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.finished {
+		return errStreamClosed
+	}
+	if s.es == nil {
+		if !s.sseAllowed {
+			return errStreamClosed
+		}
+		if err := s.startLocked(); err != nil {
+			return err
+		}
+	}
+	frame := s.es.append(msg, false)
+	if s.attached {
+		_ = s.writeLocked(frame)
+	}
+	return nil
+}
+
+func (s *legacyStream) writeLocked(b []byte) error {
+	_ = s.rc.SetWriteDeadline(time.Now().Add(s.x.opts.WriteTimeout))
+	if _, err := s.w.Write(b); err != nil {
+		s.detachLocked()
+		return err
+	}
+	if err := s.rc.Flush(); err != nil {
+		s.detachLocked()
+		return err
+	}
+	return nil
+}
+
+// CloseStream closes the connection; the stream goes on in the log.
+func (s *legacyStream) CloseStream() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.es == nil && s.sseAllowed {
+		// Nothing to resume from yet: start the stream so that the client
+		// has an event id to resume with.
+		if s.startLocked() != nil {
+			return
+		}
+	}
+	if s.es != nil {
+		s.detachLocked()
+	}
+}
+
+func (s *legacyStream) detach() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.detachLocked()
+}
+
+func (s *legacyStream) detachLocked() {
+	s.attached = false
+	s.detachOnce.Do(func() { close(s.detached) })
+}
+
+// finish logs the response and, while the connection is there, writes it.
+func (s *legacyStream) finish(resp *jsonrpc.Response) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.finished {
+		return
+	}
+	s.finished = true
+	if resp == nil {
+		if s.es != nil {
+			s.es.end()
+		} else if s.attached || !s.isDetached() {
+			s.w.WriteHeader(http.StatusNoContent)
+		}
+		return
+	}
+	body := resp.Append(nil)
+	if s.es != nil {
+		frame := s.es.append(body, true)
+		if s.attached {
+			_ = s.writeLocked(frame)
+		}
+		return
+	}
+	if s.isDetached() {
+		return // the client left before anything was sent
+	}
+	s.w.Header().Set("Content-Type", "application/json")
+	s.w.WriteHeader(http.StatusOK)
+	_, _ = s.w.Write(body)
+}
+
+func (s *legacyStream) isDetached() bool {
+	select {
+	case <-s.detached:
+		return true
+	default:
+		return false
+	}
+}
+
+// eventLog is a session's record of its SSE streams, for Last-Event-ID
+// resumption; it is kept with the session and bounded.
+type eventLog struct {
+	mu      sync.Mutex
+	next    int
+	streams map[int]*eventStream
+	order   []int
+	wg      sync.WaitGroup // session requests running detached
+}
+
+const (
+	maxStreamsPerSession = 32
+	maxEventsPerStream   = 256
+)
+
+func sessionLog(sess transport.Session) *eventLog {
+	return sess.Attachment(func() any { return &eventLog{streams: map[int]*eventStream{}} }).(*eventLog)
+}
+
+func (l *eventLog) newStream(standalone bool) *eventStream {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.next++
+	es := &eventStream{id: l.next, standalone: standalone, wake: make(chan struct{})}
+	l.streams[es.id] = es
+	l.order = append(l.order, es.id)
+	if len(l.order) > maxStreamsPerSession {
+		delete(l.streams, l.order[0])
+		l.order = l.order[1:]
+	}
+	return es
+}
+
+// find parses an event id ("<stream>-<seq>") of this session's log.
+func (l *eventLog) find(eventID string) (*eventStream, int, bool) {
+	sid, seq, ok := strings.Cut(eventID, "-")
+	if !ok {
+		return nil, 0, false
+	}
+	s, err1 := strconv.Atoi(sid)
+	n, err2 := strconv.Atoi(seq)
+	if err1 != nil || err2 != nil {
+		return nil, 0, false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	es, ok := l.streams[s]
+	return es, n, ok
+}
+
+// eventStream is one SSE stream's events.
+type eventStream struct {
+	id         int
+	standalone bool
+	mu         sync.Mutex
+	seq        int
+	events     []loggedEvent
+	ended      bool
+	wake       chan struct{}
+}
+
+type loggedEvent struct {
+	seq   int
+	frame []byte
+}
+
+func (es *eventStream) eventID(seq int) string {
+	return strconv.Itoa(es.id) + "-" + strconv.Itoa(seq)
+}
+
+// priming is the stream's first event: an id to resume from, the retry
+// interval and empty data.
+func (es *eventStream) priming(retryMs int) []byte {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	return []byte("id: " + es.eventID(0) + "\nretry: " + strconv.Itoa(retryMs) + "\ndata: \n\n")
+}
+
+// append logs a message and returns its frame; last ends the stream.
+func (es *eventStream) append(msg []byte, last bool) []byte {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	es.seq++
+	frame := make([]byte, 0, len(msg)+48)
+	frame = append(frame, "id: "...)
+	frame = append(frame, es.eventID(es.seq)...)
+	frame = append(frame, "\nevent: message\ndata: "...)
+	frame = append(frame, msg...)
+	frame = append(frame, '\n', '\n')
+	es.events = append(es.events, loggedEvent{seq: es.seq, frame: frame})
+	if len(es.events) > maxEventsPerStream {
+		es.events = es.events[1:]
+	}
+	if last {
+		es.ended = true
+	}
+	close(es.wake)
+	es.wake = make(chan struct{})
+	return frame
+}
+
+func (es *eventStream) end() {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	es.ended = true
+	close(es.wake)
+	es.wake = make(chan struct{})
+}
+
+// since returns the events after seq, a channel closed on the next one, and
+// whether the stream has ended.
+func (es *eventStream) since(seq int) ([]loggedEvent, <-chan struct{}, bool) {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	var out []loggedEvent
+	for _, e := range es.events {
+		if e.seq > seq {
+			out = append(out, e)
+		}
+	}
+	return out, es.wake, es.ended && (len(out) == 0 || out[len(out)-1].seq == es.seq)
+}
