@@ -69,6 +69,8 @@ type LegacyHandler interface {
 	Initialize(ctx context.Context, msg *jsonrpc.Message) (Session, *jsonrpc.Response)
 	// Session returns the open session with the id.
 	Session(id string) (Session, bool)
+	// Versions returns the legacy revisions served, newest first.
+	Versions() []string
 }
 
 // Session is one legacy-era client's session.

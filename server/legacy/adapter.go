@@ -21,6 +21,10 @@ type Options struct {
 	// is then refused with an error naming the versions served.
 	Versions []string
 	Disabled bool
+	// ModernDisabled turns the modern era off: requests with per-request
+	// _meta are refused with a (non-modern) error that tells the client to
+	// initialize, so that dual-era clients fall back to the handshake.
+	ModernDisabled bool
 
 	// InputTimeout bounds the wait for the client's answer to a request the
 	// server sends it (sampling, elicitation, roots); 0 means 5 minutes.
@@ -38,6 +42,10 @@ type Options struct {
 	// 0 means 256.
 	QueueSize int
 
+	// Store keeps session records, for replicas that share sessions; the
+	// default is an in-process store.
+	Store SessionStore
+
 	// Logger receives diagnostics; the default discards them.
 	Logger *slog.Logger
 }
@@ -47,6 +55,7 @@ type Options struct {
 type Adapter struct {
 	core   *server.Server
 	opts   Options
+	store  SessionStore
 	logger *slog.Logger
 
 	mu       sync.Mutex
@@ -93,6 +102,10 @@ func New(core *server.Server, opts *Options) *Adapter {
 	if a.logger == nil {
 		a.logger = slog.New(slog.DiscardHandler)
 	}
+	a.store = a.opts.Store
+	if a.store == nil {
+		a.store = NewMemoryStore()
+	}
 	return a
 }
 
@@ -104,6 +117,10 @@ func (a *Adapter) Core() *server.Server { return a.core }
 func (a *Adapter) Handle(ctx context.Context, msg *jsonrpc.Message, n transport.Notifier) *jsonrpc.Response {
 	if msg.Method == protocol.MethodInitialize && a.opts.Disabled {
 		return a.refuseInitialize(msg)
+	}
+	if a.opts.ModernDisabled {
+		return &jsonrpc.Response{ID: msg.ID, HTTPStatus: 400, Error: jsonrpc.NewError(protocol.CodeInvalidRequest,
+			"this server serves the initialize handshake only (protocol versions "+join(a.opts.Versions)+"); send initialize first", nil)}
 	}
 	return a.core.Handle(ctx, msg, n)
 }
@@ -173,6 +190,7 @@ func (a *Adapter) Initialize(ctx context.Context, msg *jsonrpc.Message) (transpo
 	if err := a.add(s); err != nil {
 		return nil, errorResponse(msg.ID, err)
 	}
+	s.save()
 	a.startBG.Do(a.background)
 	res := initializeResult{ProtocolVersion: version, Capabilities: a.legacyCapabilities(), ServerInfo: a.core.Info(), Instructions: a.core.Instructions()}
 	b, err := json.Marshal(res)
@@ -196,7 +214,20 @@ func (a *Adapter) Session(id string) (transport.Session, bool) {
 	a.mu.Lock()
 	s, ok := a.sessions[id]
 	a.mu.Unlock()
-	if !ok || s.expired(time.Now()) {
+	if !ok {
+		// Opened on another replica, perhaps.
+		rec, err := a.store.Load(context.Background(), id)
+		if err != nil {
+			return nil, false
+		}
+		s = a.restore(rec)
+		if a.add(s) != nil {
+			return nil, false
+		}
+		a.startBG.Do(a.background)
+		ok = true
+	}
+	if s.expired(time.Now()) {
 		if ok {
 			s.Close()
 		}
@@ -226,16 +257,23 @@ func (a *Adapter) add(s *Session) error {
 	return nil
 }
 
-func (a *Adapter) remove(s *Session) {
+func (a *Adapter) remove(s *Session, forget bool) {
 	a.mu.Lock()
 	if a.sessions[s.id] == s {
 		delete(a.sessions, s.id)
 	}
 	a.mu.Unlock()
+	if !forget {
+		return
+	}
+	if err := a.store.Delete(context.Background(), s.id); err != nil {
+		a.logger.Warn("deleting session", "session", s.id, "err", err)
+	}
 }
 
-// Close ends every session and stops the adapter's background work. It
-// does not close the core.
+// Close ends every session on this replica and stops the adapter's
+// background work; session records stay in the store for other replicas.
+// It does not close the core.
 func (a *Adapter) Close() error {
 	a.closeOne.Do(func() {
 		a.mu.Lock()
@@ -247,7 +285,7 @@ func (a *Adapter) Close() error {
 		stop := a.stop
 		a.mu.Unlock()
 		for _, s := range sessions {
-			s.Close()
+			s.end(false)
 		}
 		if stop != nil {
 			stop()

@@ -88,7 +88,11 @@ func (s *Session) expired(now time.Time) bool {
 
 // Close ends the session: its requests are cancelled, its standalone stream
 // ends and it is forgotten. Close is idempotent.
-func (s *Session) Close() {
+func (s *Session) Close() { s.end(true) }
+
+// end closes the session; forget also deletes its record from the store
+// (not so when this replica shuts down: others may go on serving it).
+func (s *Session) end(forget bool) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -101,7 +105,7 @@ func (s *Session) Close() {
 	s.queue = nil
 	close(s.done)
 	s.mu.Unlock()
-	s.a.remove(s)
+	s.a.remove(s, forget)
 }
 
 func (s *Session) subscribed(uri string) bool {
@@ -163,6 +167,7 @@ func (s *Session) HandleNotification(ctx context.Context, msg *jsonrpc.Message) 
 		s.mu.Lock()
 		s.initialized = true
 		s.mu.Unlock()
+		s.save()
 	case protocol.NotificationCancelled:
 		var p protocol.CancelledParams
 		if json.Unmarshal(msg.Params, &p) != nil {
@@ -233,6 +238,7 @@ func (s *Session) handle(ctx context.Context, msg *jsonrpc.Message, n transport.
 		s.mu.Lock()
 		s.logLevel = p.Level
 		s.mu.Unlock()
+		s.save()
 		return &jsonrpc.Response{ID: msg.ID, Result: json.RawMessage("{}")}, nil
 	case protocol.MethodResourcesSubscribe, protocol.MethodResourcesUnsubscribe:
 		var p struct {
@@ -248,6 +254,7 @@ func (s *Session) handle(ctx context.Context, msg *jsonrpc.Message, n transport.
 			delete(s.subs, p.URI)
 		}
 		s.mu.Unlock()
+		s.save()
 		return &jsonrpc.Response{ID: msg.ID, Result: json.RawMessage("{}")}, nil
 	case protocol.MethodToolsList, protocol.MethodToolsCall, protocol.MethodResourcesList,
 		protocol.MethodResourceTemplatesList, protocol.MethodResourcesRead,

@@ -44,7 +44,18 @@ func (x *Handler) serveSession(w http.ResponseWriter, r *http.Request, sid strin
 		writeError(w, http.StatusNotFound, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Not Found: no such session (it ended or expired); initialize a new one", nil))
 		return
 	}
-	if v, ok := headerValue(r.Header, HeaderProtocolVersion); ok && v != sess.Version() {
+	v, ok := headerValue(r.Header, HeaderProtocolVersion)
+	if !ok {
+		// Clients of 2025-06-18 and later send the header on every request;
+		// a request without it is a 2025-03-26 client's, where that revision
+		// is served.
+		v = protocol.Version2025_03_26
+		if !x.servesLegacy(v) {
+			writeError(w, http.StatusBadRequest, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Bad Request: missing "+HeaderProtocolVersion+" header", nil))
+			return
+		}
+	}
+	if v != sess.Version() {
 		writeError(w, http.StatusBadRequest, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Bad Request: "+HeaderProtocolVersion+" "+v+" does not match the session's "+sess.Version(), nil))
 		return
 	}
@@ -525,4 +536,14 @@ func (es *eventStream) since(seq int) ([]loggedEvent, <-chan struct{}, bool) {
 		}
 	}
 	return out, es.wake, es.ended && (len(out) == 0 || out[len(out)-1].seq == es.seq)
+}
+
+// servesLegacy reports whether the handler serves the legacy revision.
+func (x *Handler) servesLegacy(version string) bool {
+	for _, v := range x.legacy.Versions() {
+		if v == version {
+			return true
+		}
+	}
+	return false
 }

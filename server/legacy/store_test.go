@@ -1,0 +1,90 @@
+package legacy
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/protocol"
+	"github.com/mcpkit/mcpkit/server"
+)
+
+// TestSharedStoreAcrossReplicas opens a session on one replica and serves
+// it on another that shares the store.
+func TestSharedStoreAcrossReplicas(t *testing.T) {
+	store := NewMemoryStore()
+	newReplica := func() *Adapter {
+		core := server.New(protocol.Implementation{Name: "r", Version: "1"}, nil)
+		core.AddResource(&protocol.Resource{URI: "test://a", Name: "a"}, server.TextResource("text/plain", "A"))
+		a := New(core, &Options{Store: store})
+		t.Cleanup(func() { a.Close() })
+		return a
+	}
+	a, b := newReplica(), newReplica()
+	init := &jsonrpc.Message{ID: jsonrpc.IntID(1), Method: protocol.MethodInitialize,
+		Params: json.RawMessage(`{"protocolVersion":"2025-06-18","capabilities":{"elicitation":{}},"clientInfo":{"name":"c","version":"1"}}`)}
+	sess, resp := a.Initialize(context.Background(), init)
+	if sess == nil || resp.Error != nil {
+		t.Fatalf("initialize: %+v", resp)
+	}
+	sess.HandleNotification(context.Background(), &jsonrpc.Message{Method: protocol.MethodNotificationInitialized})
+	ls := sess.(*Session)
+	if r := ls.Handle(context.Background(), &jsonrpc.Message{ID: jsonrpc.IntID(2), Method: protocol.MethodResourcesSubscribe, Params: json.RawMessage(`{"uri":"test://a"}`)}, nil); r.Error != nil {
+		t.Fatalf("subscribe: %+v", r.Error)
+	}
+
+	other, ok := b.Session(sess.ID())
+	if !ok {
+		t.Fatal("replica b does not know the session")
+	}
+	if other.Version() != "2025-06-18" {
+		t.Fatalf("version on b = %s", other.Version())
+	}
+	ob := other.(*Session)
+	if !ob.subscribed("test://a") || ob.ClientCapabilities().Elicitation == nil {
+		t.Fatalf("restored session lost state: %+v", ob.record())
+	}
+	r := ob.Handle(context.Background(), &jsonrpc.Message{ID: jsonrpc.IntID(3), Method: protocol.MethodResourcesRead, Params: json.RawMessage(`{"uri":"test://a"}`)}, nil)
+	if r.Error != nil || string(r.Result) != `{"contents":[{"uri":"test://a","mimeType":"text/plain","text":"A"}]}` {
+		t.Fatalf("read on b = %s %+v", r.Result, r.Error)
+	}
+
+	// Shutting a replica down keeps the record; ending the session deletes it.
+	a.Close()
+	if store.Len() != 1 {
+		t.Fatalf("records after a replica shut down = %d", store.Len())
+	}
+	other.Close()
+	if store.Len() != 0 {
+		t.Fatalf("records after the session ended = %d", store.Len())
+	}
+	if _, ok := b.Session(sess.ID()); ok {
+		t.Fatal("ended session still served")
+	}
+}
+
+func TestEraOptions(t *testing.T) {
+	core := server.New(protocol.Implementation{Name: "r", Version: "1"}, nil)
+	discover := &jsonrpc.Message{ID: jsonrpc.IntID(1), Method: protocol.MethodDiscover,
+		Params: json.RawMessage(`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`)}
+	init := &jsonrpc.Message{ID: jsonrpc.IntID(2), Method: protocol.MethodInitialize, Params: json.RawMessage(`{"protocolVersion":"2025-11-25"}`)}
+
+	legacyOff := New(core, &Options{Disabled: true})
+	defer legacyOff.Close()
+	if s, r := legacyOff.Initialize(context.Background(), init); s != nil || r.Error == nil || r.HTTPStatus != 400 {
+		t.Fatalf("initialize with legacy off: %v %+v", s, r)
+	}
+	if r := legacyOff.Handle(context.Background(), discover, nil); r.Error != nil {
+		t.Fatalf("discover with legacy off: %+v", r.Error)
+	}
+
+	modernOff := New(core, &Options{ModernDisabled: true})
+	defer modernOff.Close()
+	if r := modernOff.Handle(context.Background(), discover, nil); r.Error == nil || r.Error.Code != protocol.CodeInvalidRequest {
+		t.Fatalf("discover with modern off: %+v", r)
+	}
+	if s, r := modernOff.Initialize(context.Background(), init); s == nil || r.Error != nil {
+		t.Fatalf("initialize with modern off: %+v", r)
+	}
+}
