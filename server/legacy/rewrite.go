@@ -144,14 +144,10 @@ func (s *Session) modernParams(params []byte) ([]byte, error) {
 			return true
 		})
 	}
-	versions := s.a.core.Versions()
-	meta = appendMember(meta, []byte(protocol.MetaProtocolVersion), quote(versions[0]))
-	caps, _ := json.Marshal(s.caps)
-	meta = appendMember(meta, []byte(protocol.MetaClientCapabilities), caps)
-	if s.info != nil {
-		info, _ := json.Marshal(s.info)
-		meta = appendMember(meta, []byte(protocol.MetaClientInfo), info)
+	if len(meta) > 1 {
+		meta = append(meta, ',')
 	}
+	meta = append(meta, s.metaMembers()...)
 	s.mu.Lock()
 	level := s.logLevel
 	s.mu.Unlock()
@@ -182,15 +178,25 @@ func appendMember(obj []byte, key, value []byte) []byte {
 	if len(obj) > 1 {
 		obj = append(obj, ',')
 	}
-	obj = append(obj, quote(string(key))...)
+	obj = appendQuoted(obj, key)
 	obj = append(obj, ':')
 	return append(obj, value...)
 }
 
-func quote(s string) []byte {
-	b, _ := json.Marshal(s)
-	return b
+// appendQuoted appends s as a JSON string.
+func appendQuoted(dst, s []byte) []byte {
+	for _, c := range s {
+		if c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			b, _ := json.Marshal(string(s))
+			return append(dst, b...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
 }
+
+func quote(s string) []byte { return appendQuoted(nil, []byte(s)) }
 
 // legacyResult removes the members revision 2026-07-28 added to results
 // (resultType, the cache hints, serverInfo in _meta).
@@ -238,4 +244,22 @@ func legacyError(method string, e *jsonrpc.Error) *jsonrpc.Error {
 		return &jsonrpc.Error{Code: protocol.CodeInvalidRequest, Message: e.Message, Data: e.Data}
 	}
 	return e
+}
+
+// metaMembers returns the encoded per-request _meta members the session
+// stands for (version, capabilities, client info), computed once.
+func (s *Session) metaMembers() []byte {
+	s.metaOnce.Do(func() {
+		versions := s.a.core.Versions()
+		m := []byte{'{'}
+		m = appendMember(m, []byte(protocol.MetaProtocolVersion), quote(versions[0]))
+		caps, _ := json.Marshal(s.caps)
+		m = appendMember(m, []byte(protocol.MetaClientCapabilities), caps)
+		if s.info != nil {
+			info, _ := json.Marshal(s.info)
+			m = appendMember(m, []byte(protocol.MetaClientInfo), info)
+		}
+		s.metaCache = m[1:]
+	})
+	return s.metaCache
 }

@@ -38,6 +38,9 @@ type Session struct {
 	done        chan struct{}
 	nextID      atomic.Int64
 	attachment  any
+
+	metaOnce  sync.Once
+	metaCache []byte
 }
 
 // Done is closed once the session has ended.
