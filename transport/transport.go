@@ -1,7 +1,3 @@
-// Package transport holds the small interfaces that connect MCP transports
-// (transport/stdio, transport/streamable) to whatever serves the messages,
-// the way net/http connects a server to an http.Handler. A transport depends
-// on these interfaces only, never on the server or client packages.
 package transport
 
 import (

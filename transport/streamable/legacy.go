@@ -176,6 +176,9 @@ func (x *Handler) serveLegacyRequest(w http.ResponseWriter, r *http.Request, ses
 	log.wg.Add(1)
 	go func() {
 		defer log.wg.Done()
+		// Not the connection's context: in the legacy era a disconnect is
+		// not a cancellation. The session's end or notifications/cancelled
+		// cancels the request.
 		done <- sess.Handle(context.WithoutCancel(r.Context()), msg, out)
 	}()
 	select {
@@ -183,11 +186,21 @@ func (x *Handler) serveLegacyRequest(w http.ResponseWriter, r *http.Request, ses
 		out.finish(resp)
 	case <-out.detached:
 		// The connection is closed; the stream goes on in the log.
-		go func() { out.finish(<-done) }()
+		x.finishDetached(log, out, done)
 	case <-r.Context().Done():
 		out.detach()
-		go func() { out.finish(<-done) }()
+		x.finishDetached(log, out, done)
 	}
+}
+
+// finishDetached logs the response of a request whose connection is gone,
+// once it comes, for a client that resumes with Last-Event-ID.
+func (x *Handler) finishDetached(log *eventLog, out *legacyStream, done <-chan *jsonrpc.Response) {
+	log.wg.Add(1)
+	go func() {
+		defer log.wg.Done()
+		out.finish(<-done)
+	}()
 }
 
 // serveGet serves the standalone stream, or resumes a stream named by
@@ -231,10 +244,16 @@ func (x *Handler) follow(w http.ResponseWriter, r *http.Request, sess transport.
 	}
 	ctx := r.Context()
 	if es.standalone {
-		// Pull the session's messages into the log as they come.
+		// Pull the session's messages into the log as they come, until
+		// this connection ends.
 		pctx, cancel := context.WithCancel(ctx)
-		defer cancel()
+		pulled := make(chan struct{})
+		defer func() {
+			cancel()
+			<-pulled
+		}()
 		go func() {
+			defer close(pulled)
 			for {
 				m, err := sess.Next(pctx)
 				if err != nil {
