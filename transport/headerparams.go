@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -114,4 +115,27 @@ func IsToken(s string) bool {
 		}
 	}
 	return true
+}
+
+// Base64 sentinel of header values that are not plain visible ASCII.
+const (
+	SentinelPrefix = "=?base64?"
+	SentinelSuffix = "?="
+)
+
+// EncodeHeaderValue encodes a header value as revision 2026-07-28 requires:
+// as it is when it is plain visible ASCII, otherwise (non-ASCII, control
+// characters, surrounding white space, or the look of the sentinel) as
+// =?base64?{Base64 of the UTF-8}?=.
+func EncodeHeaderValue(v string) string {
+	safe := v == strings.TrimSpace(v)
+	for i := 0; safe && i < len(v); i++ {
+		if c := v[i]; c < 0x20 || c > 0x7e {
+			safe = false
+		}
+	}
+	if safe && !(strings.HasPrefix(v, SentinelPrefix) && strings.HasSuffix(v, SentinelSuffix)) {
+		return v
+	}
+	return SentinelPrefix + base64.StdEncoding.EncodeToString([]byte(v)) + SentinelSuffix
 }

@@ -129,8 +129,8 @@ func headerValue(h http.Header, name string) (string, bool) {
 }
 
 const (
-	sentinelPrefix = "=?base64?"
-	sentinelSuffix = "?="
+	sentinelPrefix = transport.SentinelPrefix
+	sentinelSuffix = transport.SentinelSuffix
 )
 
 // decodeHeaderValue undoes the Base64 sentinel encoding

@@ -46,14 +46,10 @@ func (x *Handler) serveSession(w http.ResponseWriter, r *http.Request, sid strin
 	}
 	v, ok := headerValue(r.Header, HeaderProtocolVersion)
 	if !ok {
-		// Clients of 2025-06-18 and later send the header on every request;
-		// a request without it is a 2025-03-26 client's, where that revision
-		// is served.
-		v = protocol.Version2025_03_26
-		if !x.servesLegacy(v) {
-			writeError(w, http.StatusBadRequest, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Bad Request: missing "+HeaderProtocolVersion+" header", nil))
-			return
-		}
+		// The session's negotiated version identifies the revision; the
+		// 2025-03-26 default is for requests with no other way to tell
+		// (2025-11-25, Protocol Version Header).
+		v = sess.Version()
 	}
 	if v != sess.Version() {
 		writeError(w, http.StatusBadRequest, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Bad Request: "+HeaderProtocolVersion+" "+v+" does not match the session's "+sess.Version(), nil))
@@ -339,7 +335,9 @@ func (s *legacyStream) Notify(msg []byte) error {
 		return errStreamClosed
 	}
 	if s.es == nil {
-		if !s.sseAllowed {
+		if !s.sseAllowed || s.isDetached() {
+			// JSON only, or the handler has returned: the response can no
+			// longer become a stream.
 			return errStreamClosed
 		}
 		if err := s.startLocked(); err != nil {
@@ -370,7 +368,7 @@ func (s *legacyStream) writeLocked(b []byte) error {
 func (s *legacyStream) CloseStream() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.es == nil && s.sseAllowed {
+	if s.es == nil && s.sseAllowed && !s.isDetached() {
 		// Nothing to resume from yet: start the stream so that the client
 		// has an event id to resume with.
 		if s.startLocked() != nil {
@@ -461,8 +459,18 @@ func (l *eventLog) newStream(standalone bool) *eventStream {
 	l.streams[es.id] = es
 	l.order = append(l.order, es.id)
 	if len(l.order) > maxStreamsPerSession {
-		delete(l.streams, l.order[0])
-		l.order = l.order[1:]
+		// Evict the oldest request stream; standalone streams, which a
+		// client resumes after a dropped GET, go only when nothing else is
+		// left.
+		i := 0
+		for i < len(l.order)-1 && l.streams[l.order[i]].standalone {
+			i++
+		}
+		if i == len(l.order)-1 {
+			i = 0
+		}
+		delete(l.streams, l.order[i])
+		l.order = append(l.order[:i], l.order[i+1:]...)
 	}
 	return es
 }
@@ -555,14 +563,4 @@ func (es *eventStream) since(seq int) ([]loggedEvent, <-chan struct{}, bool) {
 		}
 	}
 	return out, es.wake, es.ended && (len(out) == 0 || out[len(out)-1].seq == es.seq)
-}
-
-// servesLegacy reports whether the handler serves the legacy revision.
-func (x *Handler) servesLegacy(version string) bool {
-	for _, v := range x.legacy.Versions() {
-		if v == version {
-			return true
-		}
-	}
-	return false
 }

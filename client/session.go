@@ -1,0 +1,362 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/protocol"
+	"github.com/mcpkit/mcpkit/transport"
+)
+
+// Session is a connection to one server in the era detected for it. Its
+// methods are safe for concurrent use.
+type Session struct {
+	c    *Client
+	conn transport.ClientConn
+	key  string
+
+	era          Era
+	version      string
+	serverInfo   protocol.Implementation
+	caps         protocol.ServerCapabilities
+	instructions string
+	supported    []string
+
+	nextID atomic.Int64
+	ctx    context.Context // ends with the session
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // handlers of legacy server requests
+
+	mu    sync.Mutex
+	tools map[string][]transport.HeaderParam // x-mcp-header parameters by tool
+	subs  map[string]*Subscription           // by subscription id (JSON text)
+	// legacyWatch receives the legacy standalone notifications.
+	legacyWatch []*Subscription
+	closed      bool
+}
+
+func newSession(c *Client, conn transport.ClientConn, key string) *Session {
+	s := &Session{c: c, conn: conn, key: key, tools: map[string][]transport.HeaderParam{}, subs: map[string]*Subscription{}}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	conn.Inbound(s.inbound)
+	return s
+}
+
+// Era returns the session's era.
+func (s *Session) Era() Era { return s.era }
+
+// ProtocolVersion returns the revision the session speaks.
+func (s *Session) ProtocolVersion() string { return s.version }
+
+// ServerInfo returns the server's implementation info.
+func (s *Session) ServerInfo() protocol.Implementation { return s.serverInfo }
+
+// ServerCapabilities returns the server's capabilities.
+func (s *Session) ServerCapabilities() protocol.ServerCapabilities { return s.caps }
+
+// Instructions returns the server's instructions for models.
+func (s *Session) Instructions() string { return s.instructions }
+
+// SupportedVersions returns the revisions a modern server listed.
+func (s *Session) SupportedVersions() []string { return s.supported }
+
+// Close ends the session and its connection.
+func (s *Session) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	subs := make([]*Subscription, 0, len(s.subs)+len(s.legacyWatch))
+	for _, sub := range s.subs {
+		subs = append(subs, sub)
+	}
+	subs = append(subs, s.legacyWatch...)
+	s.mu.Unlock()
+	for _, sub := range subs {
+		sub.Close()
+	}
+	s.cancel()
+	err := s.conn.Close()
+	s.wg.Wait()
+	return err
+}
+
+func (s *Session) newID() jsonrpc.ID { return jsonrpc.IntID(s.nextID.Add(1)) }
+
+// detect finds the server's era: a server/discover probe; a result or a
+// modern error means modern, anything else (another error, silence, an HTTP
+// error without a modern body) legacy.
+func (s *Session) detect(ctx context.Context) error {
+	pctx, cancel := context.WithTimeout(ctx, s.c.opts.ProbeTimeout)
+	defer cancel()
+	s.era, s.version = EraModern, s.preferredModern()
+	resp, err := s.roundTrip(pctx, protocol.MethodDiscover, s.withMeta(nil, nil), nil)
+	switch {
+	case err == nil && resp.Error == nil:
+		return s.acceptDiscover(resp.Result)
+	case err == nil && isModernError(resp.Error):
+		if v := s.pickModern(supportedFrom(resp.Error)); v != "" {
+			s.version = v
+			return s.startModern(ctx, true)
+		}
+		return fmt.Errorf("%w: %v", ErrNoCommonVersion, resp.Error)
+	case ctx.Err() != nil:
+		return ctx.Err()
+	}
+	return s.startLegacy(ctx)
+}
+
+func (s *Session) preferredModern() string {
+	if v := s.c.opts.ProtocolVersion; v != "" && protocol.IsModern(v) {
+		return v
+	}
+	return protocol.LatestVersion
+}
+
+// pickModern returns the newest modern revision in supported that the
+// client speaks (the pinned one only, when pinned).
+func (s *Session) pickModern(supported []string) string {
+	for _, v := range supported {
+		if !protocol.IsModern(v) {
+			continue
+		}
+		if p := s.c.opts.ProtocolVersion; p != "" && p != v {
+			continue
+		}
+		return v
+	}
+	return ""
+}
+
+// startModern begins a modern session with server/discover.
+func (s *Session) startModern(ctx context.Context, versionChosen bool) error {
+	s.era = EraModern
+	if !versionChosen {
+		s.version = s.preferredModern()
+	}
+	resp, err := s.roundTrip(ctx, protocol.MethodDiscover, s.withMeta(nil, nil), nil)
+	if err != nil {
+		return err
+	}
+	if resp.Error != nil {
+		if v := s.pickModern(supportedFrom(resp.Error)); v != "" && v != s.version {
+			s.version = v
+			return s.startModern(ctx, true)
+		}
+		return resp.Error
+	}
+	return s.acceptDiscover(resp.Result)
+}
+
+func (s *Session) acceptDiscover(raw json.RawMessage) error {
+	var d protocol.DiscoverResult
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return fmt.Errorf("client: reading server/discover: %w", err)
+	}
+	s.era = EraModern
+	s.supported, s.caps, s.instructions = d.SupportedVersions, d.Capabilities, d.Instructions
+	if d.Meta != nil && d.Meta.ServerInfo != nil {
+		s.serverInfo = *d.Meta.ServerInfo
+	}
+	found := false
+	for _, v := range d.SupportedVersions {
+		found = found || v == s.version
+	}
+	if !found {
+		v := s.pickModern(d.SupportedVersions)
+		if v == "" {
+			return fmt.Errorf("%w: the server supports %v", ErrNoCommonVersion, d.SupportedVersions)
+		}
+		s.version = v
+	}
+	if s.c.cache != nil {
+		s.c.cache.put(s.cacheKey(protocol.MethodDiscover, nil), raw)
+	}
+	return nil
+}
+
+type initializeResult struct {
+	ProtocolVersion string                      `json:"protocolVersion"`
+	Capabilities    protocol.ServerCapabilities `json:"capabilities"`
+	ServerInfo      protocol.Implementation     `json:"serverInfo"`
+	Instructions    string                      `json:"instructions"`
+}
+
+// standaloneOpener is implemented by HTTP connections with a legacy GET
+// stream.
+type standaloneOpener interface {
+	OpenStandalone(version string)
+	SetSessionVersion(version string)
+}
+
+// startLegacy begins a legacy session: initialize, then
+// notifications/initialized.
+func (s *Session) startLegacy(ctx context.Context) error {
+	s.era = EraLegacy
+	version := protocol.LegacyVersions[0]
+	if v := s.c.opts.ProtocolVersion; v != "" && !protocol.IsModern(v) {
+		version = v
+	}
+	params, _ := json.Marshal(map[string]any{
+		"protocolVersion": version,
+		"capabilities":    s.c.Capabilities(),
+		"clientInfo":      s.c.info,
+	})
+	s.version = ""
+	resp, err := s.roundTrip(ctx, protocol.MethodInitialize, params, nil)
+	if err != nil {
+		return err
+	}
+	if resp.Error != nil {
+		return resp.Error
+	}
+	var r initializeResult
+	if err := json.Unmarshal(resp.Result, &r); err != nil {
+		return fmt.Errorf("client: reading initialize: %w", err)
+	}
+	ok := false
+	for _, v := range protocol.LegacyVersions {
+		ok = ok || v == r.ProtocolVersion
+	}
+	if !ok {
+		return fmt.Errorf("%w: the server answered initialize with %q", ErrNoCommonVersion, r.ProtocolVersion)
+	}
+	s.version, s.caps, s.serverInfo, s.instructions = r.ProtocolVersion, r.Capabilities, r.ServerInfo, r.Instructions
+	if err := s.conn.Send(ctx, jsonrpc.AppendNotification(nil, protocol.MethodNotificationInitialized, nil), s.version); err != nil {
+		return err
+	}
+	if o, ok := s.conn.(standaloneOpener); ok {
+		o.SetSessionVersion(s.version)
+		o.OpenStandalone(s.version)
+	}
+	return nil
+}
+
+// inbound receives what belongs to no call: subscription notifications on
+// stdio, and the legacy era's standalone messages and requests.
+func (s *Session) inbound(msg *jsonrpc.Message) {
+	switch {
+	case msg.IsRequest():
+		s.serveRequest(msg)
+	case msg.IsNotification():
+		s.notification(msg)
+	}
+}
+
+// notification handles a notification outside any call's stream.
+func (s *Session) notification(msg *jsonrpc.Message) {
+	if msg.Method == protocol.NotificationMessage {
+		s.log(msg.Params)
+		return
+	}
+	if sub := s.subscriptionOf(msg); sub != nil {
+		s.invalidate(msg)
+		sub.deliver(msg)
+		return
+	}
+	// A legacy server's standalone notification.
+	s.invalidate(msg)
+	s.mu.Lock()
+	watchers := append([]*Subscription(nil), s.legacyWatch...)
+	s.mu.Unlock()
+	for _, w := range watchers {
+		w.deliver(msg)
+	}
+}
+
+func (s *Session) log(params json.RawMessage) {
+	if s.c.opts.OnLog == nil {
+		return
+	}
+	var p protocol.LoggingMessageParams
+	if json.Unmarshal(params, &p) == nil {
+		s.c.opts.OnLog(&p)
+	}
+}
+
+// serveRequest answers a legacy server's request with the client's
+// handlers, in its own goroutine (a handler may wait for the user).
+func (s *Session) serveRequest(msg *jsonrpc.Message) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		b := s.answer(s.ctx, msg)
+		if err := s.conn.Send(s.ctx, b, s.version); err != nil {
+			s.c.logger.Warn("answering a server request", "method", msg.Method, "err", err)
+		}
+	}()
+}
+
+// answer runs the handler for a server request and encodes the response.
+func (s *Session) answer(ctx context.Context, msg *jsonrpc.Message) []byte {
+	res, err := s.handleInput(ctx, msg.Method, msg.Params)
+	if err != nil {
+		var e *jsonrpc.Error
+		if !errors.As(err, &e) {
+			e = jsonrpc.NewError(protocol.CodeInternalError, err.Error(), nil)
+		}
+		return jsonrpc.AppendError(nil, msg.ID, e)
+	}
+	if msg.Method == protocol.MethodPing {
+		res = json.RawMessage("{}")
+	}
+	return jsonrpc.AppendResult(nil, msg.ID, res)
+}
+
+// handleInput answers one input request (MRTR or legacy request) with the
+// client's handlers.
+func (s *Session) handleInput(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	o := s.c.opts
+	var res any
+	var err error
+	switch method {
+	case protocol.MethodPing:
+		return json.RawMessage("{}"), nil
+	case protocol.MethodElicit:
+		if o.Elicitation == nil {
+			return nil, jsonrpc.NewError(protocol.CodeMethodNotFound, "the client does not support elicitation", nil)
+		}
+		var p protocol.ElicitParams
+		if err := json.Unmarshal(orEmpty(params), &p); err != nil {
+			return nil, protocol.InvalidParams("elicitation/create params: " + err.Error())
+		}
+		res, err = o.Elicitation(ctx, &p)
+	case protocol.MethodCreateMessage:
+		if o.Sampling == nil {
+			return nil, jsonrpc.NewError(protocol.CodeMethodNotFound, "the client does not support sampling", nil)
+		}
+		var p protocol.CreateMessageParams
+		if err := json.Unmarshal(orEmpty(params), &p); err != nil {
+			return nil, protocol.InvalidParams("sampling/createMessage params: " + err.Error())
+		}
+		res, err = o.Sampling(ctx, &p)
+	case protocol.MethodListRoots:
+		if o.Roots == nil {
+			return nil, jsonrpc.NewError(protocol.CodeMethodNotFound, "the client does not support roots", nil)
+		}
+		res, err = o.Roots(ctx)
+	default:
+		return nil, protocol.MethodNotFound(method)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(res)
+}
+
+func orEmpty(b []byte) []byte {
+	if len(b) == 0 {
+		return []byte("{}")
+	}
+	return b
+}
+
+func idKey(id jsonrpc.ID) string { return string(id.Raw()) }
+

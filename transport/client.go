@@ -1,0 +1,64 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+)
+
+// Call is one request a client sends, with what a transport needs beside
+// the message itself.
+type Call struct {
+	// Message is the JSON-RPC request.
+	Message *jsonrpc.Message
+	// ProtocolVersion is the revision the request speaks; HTTP sends it in
+	// MCP-Protocol-Version ("" sends no header, as for initialize).
+	ProtocolVersion string
+	// Headers are further HTTP headers, such as the Mcp-Param-* mirrors of
+	// tool arguments; other transports ignore them.
+	Headers map[string]string
+	// Modern marks a request of a modern revision: HTTP adds the Mcp-Method
+	// and Mcp-Name headers.
+	Modern bool
+}
+
+// ClientConn is the client side of a connection to a server: the
+// transports' clients (stdio.Command, streamable.Client) implement it and
+// package client drives it.
+type ClientConn interface {
+	// Call sends a request and returns the server's response to it.
+	// Messages the server sends for the request before its response
+	// (progress, log messages, legacy server-to-client requests) are passed
+	// to onMessage, in order, on the calling goroutine or the connection's.
+	// Cancelling ctx abandons the request: HTTP closes its stream, stdio
+	// sends notifications/cancelled.
+	Call(ctx context.Context, c *Call, onMessage func(*jsonrpc.Message)) (*jsonrpc.Message, error)
+	// Send sends a notification, or a response to a request of the server.
+	Send(ctx context.Context, msg []byte, protocolVersion string) error
+	// Inbound sets the function receiving messages that belong to no call:
+	// notifications of subscription streams on stdio, and, in the legacy
+	// era, the server's standalone messages and requests.
+	Inbound(func(*jsonrpc.Message))
+	// Close ends the connection.
+	Close() error
+}
+
+// StatusError is returned by an HTTP Call answered with an error status
+// and no JSON-RPC body.
+type StatusError struct {
+	Status int
+	Body   string
+}
+
+func (e *StatusError) Error() string {
+	return "HTTP " + strconv.Itoa(e.Status) + ": " + e.Body
+}
+
+// ErrStreamBroken is returned by a Call whose response stream ended before
+// the response and could not be resumed; the request may be sent again.
+var ErrStreamBroken = errors.New("transport: response stream ended before the response")
+
+// ErrClosed is returned by a closed connection.
+var ErrClosed = errors.New("transport: connection closed")
