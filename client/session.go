@@ -359,4 +359,3 @@ func orEmpty(b []byte) []byte {
 }
 
 func idKey(id jsonrpc.ID) string { return string(id.Raw()) }
-
