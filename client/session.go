@@ -146,7 +146,10 @@ func (s *Session) startModern(ctx context.Context, versionChosen bool) error {
 		return err
 	}
 	if resp.Error != nil {
-		if v := s.pickModern(supportedFrom(resp.Error)); v != "" && v != s.version {
+		// An unsupported-version answer names the versions to retry with;
+		// retry once (the same version too: the server may have refused it
+		// for a passing reason).
+		if v := s.pickModern(supportedFrom(resp.Error)); v != "" && !versionChosen {
 			s.version = v
 			return s.startModern(ctx, true)
 		}

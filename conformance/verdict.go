@@ -55,7 +55,9 @@ func (s Scenario) Problem() string {
 	return ""
 }
 
-var resultDir = regexp.MustCompile(`^(server|client)-(.+)-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d+Z$`)
+// resultDir matches a scenario's result directory: server scenarios are
+// prefixed "server-", client ones are not.
+var resultDir = regexp.MustCompile(`^(server-)?(.+)-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d+Z$`)
 
 // ReadResults reads every scenario result directory under dir.
 func ReadResults(dir string) (map[string]Scenario, error) {

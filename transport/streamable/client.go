@@ -275,7 +275,10 @@ func (c *Client) Inbound(f func(*jsonrpc.Message)) {
 
 // OpenStandalone opens the legacy session's standalone GET stream, whose
 // messages go to the Inbound function, and keeps it open (resuming with
-// Last-Event-ID) until Close. A server without one (405) is not an error.
+// Last-Event-ID) until Close. It returns once the server has answered the
+// first GET (or after a few seconds), so that requests the server sends on
+// the stream from then on reach the client. A server without one (405) is
+// not an error.
 func (c *Client) OpenStandalone(version string) {
 	c.mu.Lock()
 	if c.getStop != nil || c.session == "" || c.closed {
@@ -286,13 +289,22 @@ func (c *Client) OpenStandalone(version string) {
 	c.getStop, c.getDone = cancel, make(chan struct{})
 	done := c.getDone
 	c.mu.Unlock()
+	answered := make(chan struct{})
 	go func() {
 		defer close(done)
-		c.runStandalone(ctx, version)
+		c.runStandalone(ctx, version, answered)
 	}()
+	select {
+	case <-answered:
+	case <-done:
+	case <-time.After(5 * time.Second):
+	}
 }
 
-func (c *Client) runStandalone(ctx context.Context, version string) {
+func (c *Client) runStandalone(ctx context.Context, version string, answered chan struct{}) {
+	var once sync.Once
+	signal := func() { once.Do(func() { close(answered) }) }
+	defer signal()
 	lastID := ""
 	retry := time.Second
 	for attempt := 0; ctx.Err() == nil; attempt++ {
@@ -304,6 +316,7 @@ func (c *Client) runStandalone(ctx context.Context, version string) {
 			req.Header.Set("Last-Event-ID", lastID)
 		}
 		resp, err := c.hc.Do(req)
+		signal()
 		if err == nil && resp.StatusCode == http.StatusOK {
 			attempt = 0
 			_ = readEvents(resp.Body, func(ev clientEvent) bool {

@@ -46,9 +46,15 @@ func (x *Handler) serveSession(w http.ResponseWriter, r *http.Request, sid strin
 	}
 	v, ok := headerValue(r.Header, HeaderProtocolVersion)
 	if !ok {
-		// The session's negotiated version identifies the revision; the
-		// 2025-03-26 default is for requests with no other way to tell
-		// (2025-11-25, Protocol Version Header).
+		// Only 2025-03-26 clients omit the header. Where that revision is
+		// served, the session's negotiated version tells the revision
+		// (2025-11-25, Protocol Version Header); where it is not, a request
+		// without the header is rejected (2026-07-28, Protocol Version
+		// Header).
+		if !x.servesLegacy(protocol.Version2025_03_26) {
+			writeError(w, http.StatusBadRequest, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Bad Request: missing "+HeaderProtocolVersion+" header", nil))
+			return
+		}
 		v = sess.Version()
 	}
 	if v != sess.Version() {
@@ -563,4 +569,14 @@ func (es *eventStream) since(seq int) ([]loggedEvent, <-chan struct{}, bool) {
 		}
 	}
 	return out, es.wake, es.ended && (len(out) == 0 || out[len(out)-1].seq == es.seq)
+}
+
+// servesLegacy reports whether the handler serves the legacy revision.
+func (x *Handler) servesLegacy(version string) bool {
+	for _, v := range x.legacy.Versions() {
+		if v == version {
+			return true
+		}
+	}
+	return false
 }

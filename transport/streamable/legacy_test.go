@@ -659,6 +659,20 @@ func TestLegacySessionRules(t *testing.T) {
 		})
 	}
 
+	t.Run("no version header without 2025-03-26", func(t *testing.T) {
+		// Only 2025-03-26 clients may omit the header; a server that does
+		// not serve that revision rejects requests without it.
+		e2 := newLegacyEnv(t, &legacy.Options{Versions: []string{"2025-11-25", "2025-06-18"}}, nil, nil)
+		s2 := e2.initialize("2025-11-25", `{}`)
+		h := s2.headers()
+		h.Del(streamable.HeaderProtocolVersion)
+		resp, body := e2.exchange(http.MethodPost, h, ping)
+		if resp.StatusCode != http.StatusBadRequest {
+			t.Fatalf("status %d, want 400: %s", resp.StatusCode, body)
+		}
+		wantErrorBody(t, resp, body, -32600)
+	})
+
 	t.Run("DELETE", func(t *testing.T) {
 		d := e.initialize("2025-11-25", `{}`)
 		if n := e.a.Sessions(); n < 2 {

@@ -1,0 +1,49 @@
+package client
+
+import "encoding/json"
+
+// FormDefaults returns a form answer for an elicitation's requested schema
+// made of the schema's defaults: each property's default, else its first
+// enum value, else a zero value of its type. Handlers for unattended
+// clients use it; interactive ones start the form from it.
+func FormDefaults(requestedSchema json.RawMessage) map[string]any {
+	var sch struct {
+		Properties map[string]struct {
+			Type    string          `json:"type"`
+			Default json.RawMessage `json:"default"`
+			Enum    []any           `json:"enum"`
+			OneOf   []struct {
+				Const any `json:"const"`
+			} `json:"oneOf"`
+		} `json:"properties"`
+	}
+	out := map[string]any{}
+	if json.Unmarshal(requestedSchema, &sch) != nil {
+		return out
+	}
+	for name, p := range sch.Properties {
+		var v any
+		switch {
+		case len(p.Default) > 0 && json.Unmarshal(p.Default, &v) == nil:
+		case len(p.Enum) > 0:
+			v = p.Enum[0]
+		case len(p.OneOf) > 0:
+			v = p.OneOf[0].Const
+		default:
+			switch p.Type {
+			case "string":
+				v = ""
+			case "integer", "number":
+				v = 0
+			case "boolean":
+				v = true
+			case "array":
+				v = []any{}
+			default:
+				continue
+			}
+		}
+		out[name] = v
+	}
+	return out
+}
