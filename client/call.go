@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
@@ -75,8 +76,13 @@ func (s *Session) withMeta(params json.RawMessage, progress *jsonrpc.ID) json.Ra
 
 // roundTrip sends one request with a new id.
 func (s *Session) roundTrip(ctx context.Context, method string, params json.RawMessage, onMessage func(*jsonrpc.Message)) (*jsonrpc.Message, error) {
+	return s.roundTripID(ctx, s.newID(), method, params, onMessage)
+}
+
+// roundTripID sends one request with the given id.
+func (s *Session) roundTripID(ctx context.Context, id jsonrpc.ID, method string, params json.RawMessage, onMessage func(*jsonrpc.Message)) (*jsonrpc.Message, error) {
 	c := &transport.Call{
-		Message:         &jsonrpc.Message{ID: s.newID(), Method: method, Params: params},
+		Message:         &jsonrpc.Message{ID: id, Method: method, Params: params},
 		ProtocolVersion: s.version,
 		Modern:          s.era == EraModern,
 	}
@@ -142,12 +148,22 @@ func (s *Session) call(ctx context.Context, method string, params any, out any, 
 	}
 	params0 := s.withMeta(base, progress)
 	current := params0
-	relisted, resent := false, false
+	relisted, resent, renewed := false, false, false
 	for round := 0; ; round++ {
-		resp, err := s.roundTrip(ctx, method, current, s.onMessage(ctx, o))
+		id := s.newID()
+		resp, err := s.roundTripID(ctx, id, method, current, s.onMessage(ctx, o))
 		if err != nil {
-			if errors.Is(err, errStreamBroken) && !resent && ctx.Err() == nil {
+			switch {
+			case ctx.Err() != nil:
+				s.cancelled(id, err)
+			case errors.Is(err, errStreamBroken) && !resent:
 				resent = true // a broken stream: the request again, once
+				continue
+			case errors.Is(err, transport.ErrSessionExpired) && s.era == EraLegacy && !renewed:
+				renewed = true // the server forgot the session: a new one
+				if err := s.startLegacy(ctx); err != nil {
+					return err
+				}
 				continue
 			}
 			return err
@@ -226,3 +242,19 @@ func (s *Session) provideInput(ctx context.Context, params json.RawMessage, resu
 // errStreamBroken is what transports report for a response stream that
 // ended without the response.
 var errStreamBroken = transport.ErrStreamBroken
+
+// cancelled tells a legacy server over HTTP that the request was cancelled:
+// there a closed connection is not a cancellation. (stdio connections send
+// the notification themselves; a modern stream's close is the signal.)
+func (s *Session) cancelled(id jsonrpc.ID, err error) {
+	if s.era != EraLegacy {
+		return
+	}
+	if _, http := s.conn.(interface{ CarriesHeaders() bool }); !http {
+		return
+	}
+	b, _ := json.Marshal(protocol.CancelledParams{RequestID: id, Reason: err.Error()})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = s.conn.Send(ctx, jsonrpc.AppendNotification(nil, protocol.NotificationCancelled, b), s.version)
+}

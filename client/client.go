@@ -147,9 +147,10 @@ func (c *Client) Connect(ctx context.Context, conn transport.ClientConn, opts *C
 	}
 	s := newSession(c, conn, o.Key)
 	era := c.opts.Era
+	remembered := false
 	if era == EraAuto && o.Key != "" {
 		c.mu.Lock()
-		era = c.eras[o.Key]
+		era, remembered = c.eras[o.Key]
 		c.mu.Unlock()
 	}
 	var err error
@@ -159,6 +160,12 @@ func (c *Client) Connect(ctx context.Context, conn transport.ClientConn, opts *C
 	case EraLegacy:
 		err = s.startLegacy(ctx)
 	default:
+		err = s.detect(ctx)
+	}
+	if err != nil && remembered && ctx.Err() == nil {
+		// The remembered era no longer holds (the server was replaced):
+		// probe again.
+		c.Forget(o.Key)
 		err = s.detect(ctx)
 	}
 	if err != nil {

@@ -60,5 +60,9 @@ func (e *StatusError) Error() string {
 // the response and could not be resumed; the request may be sent again.
 var ErrStreamBroken = errors.New("transport: response stream ended before the response")
 
+// ErrSessionExpired is returned by a Call whose legacy session the server
+// no longer knows (HTTP 404): the client initializes again.
+var ErrSessionExpired = errors.New("transport: session expired")
+
 // ErrClosed is returned by a closed connection.
 var ErrClosed = errors.New("transport: connection closed")

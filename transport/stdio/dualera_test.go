@@ -255,7 +255,6 @@ func TestDualEraCancelled(t *testing.T) {
 	c, _ := startDual(t, nil)
 	c.initialize(`{}`)
 	c.send(legacyCall("9", "test_sleep", `{"ms":10000}`))
-	time.Sleep(20 * time.Millisecond) // let it start; a cancellation before is ignored
 	c.send(cancelled("9"), `{"jsonrpc":"2.0","id":10,"method":"ping"}`)
 	if got := c.response("10"); got != `{"jsonrpc":"2.0","id":10,"result":{}}` {
 		t.Fatalf("ping: %s", got)
@@ -263,6 +262,18 @@ func TestDualEraCancelled(t *testing.T) {
 	c.expectNone(100 * time.Millisecond)
 	if l, ok := c.responses["9"]; ok {
 		t.Errorf("the cancelled call was answered: %s", l)
+	}
+	// Had the sleep gone on, end of input would wait out the 2 s grace.
+	start := time.Now()
+	c.closeInput()
+	if err := c.wait(5 * time.Second); err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	if d := time.Since(start); d > 1500*time.Millisecond {
+		t.Errorf("Serve took %v after end of input: the cancelled call was still running", d)
+	}
+	if rest := c.rest(); len(rest) != 0 {
+		t.Errorf("lines after the cancellation: %q", rest)
 	}
 }
 

@@ -74,7 +74,7 @@ func (c *Client) SessionID() string {
 
 // ErrSessionExpired is returned when the server no longer knows the legacy
 // session (HTTP 404): the client must initialize again.
-var ErrSessionExpired = errors.New("streamable: session expired")
+var ErrSessionExpired = transport.ErrSessionExpired
 
 // ErrStreamBroken is returned when a response stream ended before the
 // response and could not be resumed.
