@@ -227,6 +227,12 @@ func (a *Adapter) Session(id string) (transport.Session, bool) {
 		a.startBG.Do(a.background)
 		ok = true
 	}
+	select {
+	case <-s.done:
+		// Closed, and about to leave the map.
+		return nil, false
+	default:
+	}
 	if s.expired(time.Now()) {
 		if ok {
 			s.Close()
@@ -258,17 +264,18 @@ func (a *Adapter) add(s *Session) error {
 }
 
 func (a *Adapter) remove(s *Session, forget bool) {
+	// The record goes first: once the session has left the map, Session
+	// would restore it from a record still in the store.
+	if forget {
+		if err := a.store.Delete(context.Background(), s.id); err != nil {
+			a.logger.Warn("deleting session", "session", s.id, "err", err)
+		}
+	}
 	a.mu.Lock()
 	if a.sessions[s.id] == s {
 		delete(a.sessions, s.id)
 	}
 	a.mu.Unlock()
-	if !forget {
-		return
-	}
-	if err := a.store.Delete(context.Background(), s.id); err != nil {
-		a.logger.Warn("deleting session", "session", s.id, "err", err)
-	}
 }
 
 // Close ends every session on this replica and stops the adapter's

@@ -39,7 +39,7 @@ func (s *Session) serveCore(ctx context.Context, msg *jsonrpc.Message, n transpo
 		if rt != string(protocol.ResultInputRequired) {
 			return &jsonrpc.Response{ID: msg.ID, Result: legacyResult(resp.Result)}, nil
 		}
-		if round+1 >= s.a.opts.MaxRounds {
+		if round >= s.a.opts.MaxRounds {
 			return nil, protocol.InternalError(fmt.Sprintf("%s needed more than %d rounds of client input", msg.Method, s.a.opts.MaxRounds))
 		}
 		var raw struct {

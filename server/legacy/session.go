@@ -38,6 +38,7 @@ type Session struct {
 	done        chan struct{}
 	nextID      atomic.Int64
 	attachment  any
+	readers     int // calls of Next waiting: the standalone stream is attached
 
 	metaOnce  sync.Once
 	metaCache []byte
@@ -84,7 +85,7 @@ func (s *Session) touch() { s.lastUsed.Store(time.Now().UnixNano()) }
 
 func (s *Session) expired(now time.Time) bool {
 	s.mu.Lock()
-	busy := len(s.inflight) > 0
+	busy := len(s.inflight) > 0 || s.readers > 0
 	s.mu.Unlock()
 	return !busy && now.Sub(time.Unix(0, s.lastUsed.Load())) > s.a.opts.IdleTimeout
 }
@@ -137,7 +138,18 @@ func (s *Session) enqueue(msg []byte) {
 var ErrSessionClosed = errors.New("legacy: session closed")
 
 // Next returns the next message for the standalone stream, waiting for one.
+// While it waits the session counts as in use, so that a client that only
+// listens (a stdio process's session, an open GET stream) is not expired.
 func (s *Session) Next(ctx context.Context) ([]byte, error) {
+	s.mu.Lock()
+	s.readers++
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.readers--
+		s.mu.Unlock()
+		s.touch()
+	}()
 	for {
 		s.mu.Lock()
 		if s.closed {

@@ -91,8 +91,15 @@ func (s *Session) record() *SessionRecord {
 	return rec
 }
 
-// save writes the session's record to the store.
+// save writes the session's record to the store, unless the session has
+// ended (a late save must not bring a deleted record back).
 func (s *Session) save() {
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return
+	}
 	if err := s.a.store.Save(context.Background(), s.record()); err != nil {
 		s.a.logger.Warn("saving session", "session", s.id, "err", err)
 	}

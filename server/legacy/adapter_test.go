@@ -1,0 +1,321 @@
+package legacy_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpkit/mcpkit/internal/leakcheck"
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/protocol"
+	"github.com/mcpkit/mcpkit/server/legacy"
+)
+
+func TestInitializeVersionNegotiation(t *testing.T) {
+	tests := []struct {
+		name     string
+		versions []string
+		params   string
+		want     string // negotiated version; "" when refused
+		code     int64  // error code when refused
+	}{
+		{name: "2025-11-25 echoed", params: initParams("2025-11-25", `{}`), want: "2025-11-25"},
+		{name: "2025-06-18 echoed", params: initParams("2025-06-18", `{}`), want: "2025-06-18"},
+		{name: "2025-03-26 echoed", params: initParams("2025-03-26", `{}`), want: "2025-03-26"},
+		{name: "older unknown gets newest", params: initParams("2024-11-05", `{}`), want: "2025-11-25"},
+		{name: "future unknown gets newest", params: initParams("2099-01-01", `{}`), want: "2025-11-25"},
+		{name: "modern revision gets newest legacy", params: initParams("2026-07-28", `{}`), want: "2025-11-25"},
+		{name: "no capabilities", params: `{"protocolVersion":"2025-06-18"}`, want: "2025-06-18"},
+		{name: "restricted set echoes a member", versions: []string{"2025-06-18", "2025-03-26"}, params: initParams("2025-03-26", `{}`), want: "2025-03-26"},
+		{name: "restricted set answers its newest", versions: []string{"2025-06-18", "2025-03-26"}, params: initParams("2025-11-25", `{}`), want: "2025-06-18"},
+		{name: "single version", versions: []string{"2025-03-26"}, params: initParams("2025-06-18", `{}`), want: "2025-03-26"},
+		{name: "empty set refuses", versions: []string{}, params: initParams("2025-11-25", `{}`), code: protocol.CodeInvalidRequest},
+		{name: "missing protocolVersion", params: `{"capabilities":{}}`, code: protocol.CodeInvalidParams},
+		{name: "empty protocolVersion", params: `{"protocolVersion":""}`, code: protocol.CodeInvalidParams},
+		{name: "no params", params: "", code: protocol.CodeInvalidParams},
+		{name: "protocolVersion not a string", params: `{"protocolVersion":20251125}`, code: protocol.CodeInvalidParams},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, _ := newAdapter(t, &legacy.Options{Versions: tt.versions})
+			ts, resp := a.Initialize(context.Background(), req(t, "1", "initialize", tt.params))
+			if tt.want == "" {
+				if ts != nil {
+					t.Errorf("a refused initialize opened session %s", ts.ID())
+				}
+				if got := errorCode(t, resp); got != tt.code {
+					t.Errorf("error code %d, want %d: %s", got, tt.code, wire(resp))
+				}
+				if a.Sessions() != 0 {
+					t.Errorf("Sessions() = %d after a refusal", a.Sessions())
+				}
+				return
+			}
+			if resp.Error != nil || ts == nil {
+				t.Fatalf("initialize failed: %s", wire(resp))
+			}
+			got, _ := jsonrpc.Unquote(jsonrpc.Member(resp.Result, "protocolVersion"))
+			if got != tt.want {
+				t.Errorf("protocolVersion %q, want %q", got, tt.want)
+			}
+			if ts.Version() != tt.want {
+				t.Errorf("Session.Version() = %q, want %q", ts.Version(), tt.want)
+			}
+			if s, ok := a.Session(ts.ID()); !ok || s != ts {
+				t.Errorf("Adapter.Session(%q) = %v, %v", ts.ID(), s, ok)
+			}
+		})
+	}
+}
+
+// TestInitializeResult asserts the whole initialize response: the core's
+// capabilities without the 2026-07-28 extensions member, its info and its
+// instructions.
+func TestInitializeResult(t *testing.T) {
+	a, core := newAdapter(t, nil)
+	if core.Capabilities().Extensions == nil {
+		t.Fatal("the core advertises no extensions, so the test would prove nothing")
+	}
+	ts, resp := a.Initialize(context.Background(), req(t, "7", "initialize", initParams("2025-11-25", `{"elicitation":{}}`)))
+	wantWire(t, resp, `{"jsonrpc":"2.0","id":7,"result":{"protocolVersion":"2025-11-25",`+
+		`"capabilities":{"logging":{},"resources":{"subscribe":true,"listChanged":true},"tools":{"listChanged":true}},`+
+		`"serverInfo":{"name":"tiny","version":"1.2.3"},"instructions":"Use the echo tool."}}`)
+	s := ts.(*legacy.Session)
+	if caps := s.ClientCapabilities(); caps == nil || caps.Elicitation == nil {
+		t.Errorf("ClientCapabilities() = %+v, want the declared elicitation", caps)
+	}
+	if len(s.ID()) < 32 || strings.Trim(s.ID(), "0123456789abcdef") != "" {
+		t.Errorf("session id %q is not a long hex string", s.ID())
+	}
+	ts2, _ := a.Initialize(context.Background(), req(t, "8", "initialize", initParams("2025-11-25", `{}`)))
+	if ts2.ID() == ts.ID() {
+		t.Errorf("two sessions share the id %q", ts.ID())
+	}
+	if a.Sessions() != 2 {
+		t.Errorf("Sessions() = %d, want 2", a.Sessions())
+	}
+}
+
+func TestInitializeWithoutInstructions(t *testing.T) {
+	leakcheck.Check(t)
+	// A bare core: no tools, resources or prompts, no instructions.
+	bare := legacy.New(newBare(), nil)
+	defer bare.Close()
+	_, resp := bare.Initialize(context.Background(), req(t, `"x"`, "initialize", initParams("2025-03-26", `{}`)))
+	wantWire(t, resp, `{"jsonrpc":"2.0","id":"x","result":{"protocolVersion":"2025-03-26","capabilities":{"logging":{}},"serverInfo":{"name":"tiny","version":"1.2.3"}}}`)
+}
+
+func TestDisabledRefusesInitialize(t *testing.T) {
+	a, _ := newAdapter(t, &legacy.Options{Disabled: true})
+	if v := a.Versions(); v != nil {
+		t.Errorf("Versions() = %v, want none when disabled", v)
+	}
+	const want = `{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"this server does not serve the initialize handshake; it serves protocol versions 2026-07-28 with per-request _meta","data":{"supported":["2026-07-28"]}}}`
+	ts, resp := a.Initialize(context.Background(), req(t, "1", "initialize", initParams("2025-11-25", `{}`)))
+	if ts != nil {
+		t.Error("a disabled adapter opened a session")
+	}
+	wantWire(t, resp, want)
+	if resp.HTTPStatus != 400 {
+		t.Errorf("HTTPStatus %d, want 400", resp.HTTPStatus)
+	}
+	resp = a.Handle(context.Background(), req(t, "1", "initialize", initParams("2025-11-25", `{}`)), newRecorder())
+	wantWire(t, resp, want)
+	if a.Sessions() != 0 {
+		t.Errorf("Sessions() = %d", a.Sessions())
+	}
+}
+
+// TestAdapterHandleModern checks that the adapter serves modern requests
+// with the core unchanged, and that a legacy initialize outside a session
+// reaching Handle gets the core's refusal.
+func TestAdapterHandleModern(t *testing.T) {
+	a, core := newAdapter(t, nil)
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	resp := a.Handle(context.Background(), req(t, "1", "tools/call", `{`+meta+`,"name":"echo","arguments":{"text":"hi"}}`), newRecorder())
+	wantWire(t, resp, `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"tiny","version":"1.2.3"}},"content":[{"type":"text","text":"hi"}]}}`)
+
+	resp = a.Handle(context.Background(), req(t, "2", "initialize", initParams("2025-11-25", `{}`)), newRecorder())
+	if code := errorCode(t, resp); code != protocol.CodeMethodNotFound {
+		t.Errorf("code %d, want -32601: %s", code, wire(resp))
+	}
+	if a.Sessions() != 0 {
+		t.Errorf("Handle opened a session")
+	}
+	if a.Core() != core.Server {
+		t.Error("Core() is not the core the adapter was built with")
+	}
+	if a.ParamHeaders("echo") != nil {
+		t.Errorf("ParamHeaders(echo) = %v, want none", a.ParamHeaders("echo"))
+	}
+	a.HandleNotification(context.Background(), note(t, "notifications/initialized", "")) // ignored by the core
+}
+
+func TestMaxSessions(t *testing.T) {
+	a, _ := newAdapter(t, &legacy.Options{MaxSessions: 1})
+	first := open(t, a, `{}`, false)
+	ts, resp := a.Initialize(context.Background(), req(t, "2", "initialize", initParams("2025-11-25", `{}`)))
+	if ts != nil || errorCode(t, resp) != protocol.CodeInternalError {
+		t.Fatalf("second session: %v, %s", ts, wire(resp))
+	}
+	first.Close()
+	if ts, resp := a.Initialize(context.Background(), req(t, "3", "initialize", initParams("2025-11-25", `{}`))); ts == nil {
+		t.Errorf("no session after the first closed: %s", wire(resp))
+	}
+}
+
+func TestIdleSessionExpires(t *testing.T) {
+	a, _ := newAdapter(t, &legacy.Options{IdleTimeout: 40 * time.Millisecond})
+	s := open(t, a, `{}`, true)
+	id := s.ID()
+	select {
+	case <-s.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the idle session was not closed")
+	}
+	if _, err := s.Next(context.Background()); !errors.Is(err, legacy.ErrSessionClosed) {
+		t.Errorf("Next after expiry: %v, want ErrSessionClosed", err)
+	}
+	// Next just used the session, so only its being closed keeps
+	// Adapter.Session from handing it out again.
+	if _, ok := a.Session(id); ok {
+		t.Error("Adapter.Session reports the expired session")
+	}
+	eventually(t, "Sessions() to drop the expired session", func() bool { return a.Sessions() == 0 })
+	wantWire(t, s.Handle(context.Background(), req(t, "1", "ping", ""), newRecorder()),
+		`{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"session closed"}}`)
+}
+
+// TestSessionLookup finds open sessions by id and nothing else.
+func TestSessionLookup(t *testing.T) {
+	a, _ := newAdapter(t, &legacy.Options{IdleTimeout: time.Hour})
+	s := open(t, a, `{}`, true)
+	if _, ok := a.Session(s.ID()); !ok {
+		t.Fatal("fresh session not found")
+	}
+	if _, ok := a.Session("no-such-session"); ok {
+		t.Error("an unknown id was found")
+	}
+	s.Close()
+	if _, ok := a.Session(s.ID()); ok {
+		t.Error("a closed session was found")
+	}
+}
+
+// TestListeningSessionDoesNotExpire: a session whose standalone stream is
+// being read (a stdio process's session, an open GET stream) is in use.
+func TestListeningSessionDoesNotExpire(t *testing.T) {
+	const idle = 40 * time.Millisecond
+	a, _ := newAdapter(t, &legacy.Options{IdleTimeout: idle})
+	s := open(t, a, `{}`, true)
+	ctx, stop := context.WithCancel(context.Background())
+	ended := make(chan error, 1)
+	go func() {
+		_, err := s.Next(ctx)
+		ended <- err
+	}()
+	time.Sleep(8 * idle)
+	select {
+	case <-s.Done():
+		t.Fatal("a session with a reader waiting on Next was expired")
+	default:
+	}
+	stop()
+	if err := <-ended; !errors.Is(err, context.Canceled) {
+		t.Errorf("Next: %v, want context.Canceled", err)
+	}
+	select {
+	case <-s.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the session did not expire once nobody listened")
+	}
+}
+
+func TestBusySessionDoesNotExpire(t *testing.T) {
+	const idle = 40 * time.Millisecond
+	a, core := newAdapter(t, &legacy.Options{IdleTimeout: idle})
+	s := open(t, a, `{}`, true)
+	res := call(context.Background(), s, req(t, "1", "tools/call", `{"name":"block"}`), newRecorder())
+	<-core.started
+	time.Sleep(8 * idle) // many sweeps
+	select {
+	case <-s.Done():
+		t.Fatal("a session with a request in flight was expired")
+	default:
+	}
+	if n := a.Sessions(); n != 1 {
+		t.Fatalf("Sessions() = %d while a request is in flight", n)
+	}
+	core.release <- struct{}{}
+	wantWire(t, await(t, res), `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"released"}]}}`)
+	// Idle again, it now expires.
+	select {
+	case <-s.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the session did not expire once idle")
+	}
+}
+
+func TestCloseEndsSessionsAndBackground(t *testing.T) {
+	a, core := newAdapter(t, nil)
+	s1 := open(t, a, `{}`, true)
+	s2 := open(t, a, `{}`, false)
+	feedReady(t, core)
+	res := call(context.Background(), s1, req(t, "1", "tools/call", `{"name":"block"}`), newRecorder())
+	<-core.started
+	waiting := make(chan error, 1)
+	go func() {
+		_, err := s2.Next(context.Background())
+		waiting <- err
+	}()
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range []*legacy.Session{s1, s2} {
+		select {
+		case <-s.Done():
+		default:
+			t.Errorf("session %d still open after Close", i+1)
+		}
+	}
+	if r := await(t, res); r != nil {
+		t.Errorf("the request cancelled by Close was answered: %s", wire(r))
+	}
+	select {
+	case err := <-waiting:
+		if !errors.Is(err, legacy.ErrSessionClosed) {
+			t.Errorf("Next: %v, want ErrSessionClosed", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Next did not return after Close")
+	}
+	if n := a.Sessions(); n != 0 {
+		t.Errorf("Sessions() = %d after Close", n)
+	}
+	f := core.Feed().(interface{ Subscribers() int })
+	eventually(t, "the feed subscription to end", func() bool { return f.Subscribers() == 0 })
+	if ts, resp := a.Initialize(context.Background(), req(t, "2", "initialize", initParams("2025-11-25", `{}`))); ts != nil || resp.Error == nil {
+		t.Errorf("initialize after Close: %v, %s", ts, wire(resp))
+	}
+	if err := a.Close(); err != nil { // idempotent
+		t.Fatal(err)
+	}
+}
+
+// TestCloseBeforeInitialize closes an adapter whose background goroutine
+// never started.
+func TestCloseBeforeInitialize(t *testing.T) {
+	a, _ := newAdapter(t, nil)
+	done := make(chan struct{})
+	go func() {
+		a.Close()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close blocked")
+	}
+}
