@@ -32,16 +32,16 @@ type cacheEntry struct {
 
 func newCache() *cache { return &cache{entries: map[string]cacheEntry{}, now: time.Now} }
 
-// cacheKey is the key of a public result: the session's target, the
-// method and the params.
+// cacheKey is the key of a public result: the session's target (or the
+// session itself, without a target key), the method and the params.
 func (s *Session) cacheKey(method string, params json.RawMessage) string {
-	return "public\x00" + s.key + "\x00" + method + "\x00" + canonical(params)
+	return "public\x00" + s.cacheNS + "\x00" + method + "\x00" + canonical(params)
 }
 
 // privateKey is the key of a private result: the public key within the
 // authorization context.
 func (s *Session) privateKey(method string, params json.RawMessage) string {
-	return "private\x00" + s.c.opts.CacheKey + "\x00" + s.key + "\x00" + method + "\x00" + canonical(params)
+	return "private\x00" + s.c.opts.CacheKey + "\x00" + s.cacheNS + "\x00" + method + "\x00" + canonical(params)
 }
 
 func canonical(params json.RawMessage) string {

@@ -37,6 +37,7 @@ func (s *Session) ListTools(ctx context.Context, o *ListOptions) (*protocol.List
 	var out protocol.ListToolsResult
 	err := listAll(ctx, s, protocol.MethodToolsList, o, &out, func(page *protocol.ListToolsResult) string {
 		out.Tools = append(out.Tools, page.Tools...)
+		out.ResultHeader, out.NextCursor, out.CacheHints = page.ResultHeader, page.NextCursor, page.CacheHints
 		return page.NextCursor
 	})
 	if err != nil {
@@ -70,6 +71,7 @@ func (s *Session) ListResources(ctx context.Context, o *ListOptions) (*protocol.
 	var out protocol.ListResourcesResult
 	err := listAll(ctx, s, protocol.MethodResourcesList, o, &out, func(page *protocol.ListResourcesResult) string {
 		out.Resources = append(out.Resources, page.Resources...)
+		out.ResultHeader, out.NextCursor, out.CacheHints = page.ResultHeader, page.NextCursor, page.CacheHints
 		return page.NextCursor
 	})
 	if err != nil {
@@ -83,6 +85,7 @@ func (s *Session) ListResourceTemplates(ctx context.Context, o *ListOptions) (*p
 	var out protocol.ListResourceTemplatesResult
 	err := listAll(ctx, s, protocol.MethodResourceTemplatesList, o, &out, func(page *protocol.ListResourceTemplatesResult) string {
 		out.ResourceTemplates = append(out.ResourceTemplates, page.ResourceTemplates...)
+		out.ResultHeader, out.NextCursor, out.CacheHints = page.ResultHeader, page.NextCursor, page.CacheHints
 		return page.NextCursor
 	})
 	if err != nil {
@@ -96,6 +99,7 @@ func (s *Session) ListPrompts(ctx context.Context, o *ListOptions) (*protocol.Li
 	var out protocol.ListPromptsResult
 	err := listAll(ctx, s, protocol.MethodPromptsList, o, &out, func(page *protocol.ListPromptsResult) string {
 		out.Prompts = append(out.Prompts, page.Prompts...)
+		out.ResultHeader, out.NextCursor, out.CacheHints = page.ResultHeader, page.NextCursor, page.CacheHints
 		return page.NextCursor
 	})
 	if err != nil {

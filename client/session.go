@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -19,6 +20,10 @@ type Session struct {
 	c    *Client
 	conn transport.ClientConn
 	key  string
+	// cacheNS scopes the session's cache entries: the target key, or, for
+	// a session without one, a name of its own, so that sessions to
+	// different servers never share results.
+	cacheNS string
 
 	era          Era
 	version      string
@@ -40,8 +45,14 @@ type Session struct {
 	closed      bool
 }
 
+// sessionSeq numbers the sessions without a target key.
+var sessionSeq atomic.Int64
+
 func newSession(c *Client, conn transport.ClientConn, key string) *Session {
-	s := &Session{c: c, conn: conn, key: key, tools: map[string][]transport.HeaderParam{}, subs: map[string]*Subscription{}}
+	s := &Session{c: c, conn: conn, key: key, cacheNS: key, tools: map[string][]transport.HeaderParam{}, subs: map[string]*Subscription{}}
+	if key == "" {
+		s.cacheNS = "\x01" + strconv.FormatInt(sessionSeq.Add(1), 10)
+	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	conn.Inbound(s.inbound)
 	return s

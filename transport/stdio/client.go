@@ -253,6 +253,7 @@ type CommandOptions struct {
 type Command struct {
 	*Conn
 	cmd       *exec.Cmd
+	stdout    io.Closer
 	closeWait time.Duration
 	exited    chan struct{}
 	waitErr   error
@@ -286,7 +287,7 @@ func Start(name string, args []string, opts *CommandOptions) (*Command, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	c := &Command{cmd: cmd, closeWait: o.CloseWait, exited: make(chan struct{})}
+	c := &Command{cmd: cmd, stdout: stdout, closeWait: o.CloseWait, exited: make(chan struct{})}
 	c.Conn = NewConn(stdout, stdin, &o.ConnOptions)
 	go func() {
 		<-c.Conn.Done() // stdout closed: the process is ending
@@ -314,7 +315,9 @@ func (c *Command) ExitErr() error {
 func (c *Command) PID() int { return c.cmd.Process.Pid }
 
 // Close shuts the server down as the spec prescribes: it closes the
-// server's input, waits, sends SIGTERM, waits again, then SIGKILL.
+// server's input, waits, sends SIGTERM, waits again, then SIGKILL; a last
+// wait later it stops reading the server's output, which a child of the
+// server may hold open.
 func (c *Command) Close() error {
 	c.closeOnce.Do(func() {
 		_ = c.Conn.Close()
@@ -328,6 +331,9 @@ func (c *Command) Close() error {
 			case <-time.After(c.closeWait):
 			}
 		}
+		// Killed, but a child of the process may still hold its output
+		// open; stop reading it, so that the process is reaped.
+		_ = c.stdout.Close()
 		<-c.exited
 	})
 	return nil
