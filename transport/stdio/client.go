@@ -275,6 +275,10 @@ func Start(name string, args []string, opts *CommandOptions) (*Command, error) {
 	cmd := exec.Command(name, args...)
 	cmd.Env, cmd.Dir = o.Env, o.Dir
 	cmd.Stderr = o.Stderr
+	// Its own process group: a Ctrl-C meant for the client does not reach
+	// the server, which the client shuts down itself (stdin, SIGTERM,
+	// SIGKILL).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.WaitDelay = o.CloseWait
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
