@@ -1,12 +1,10 @@
 package conformance
 
 import (
-	"context"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // clientNotScoredWanted are client scenarios the suite runs without
@@ -31,25 +29,7 @@ func TestClientConformance(t *testing.T) {
 				}
 			}
 			wanted = append(wanted, clientNotScoredWanted...)
-			outDir := filepath.Join(t.TempDir(), "results")
-			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
-			defer cancel()
-			out, err := suite(ctx, bin, "client", "--command", exe, "--requirements", revision, "--output-dir", outDir).CombinedOutput()
-			if ctx.Err() != nil {
-				t.Fatalf("conformance client timed out: %v\n%s", ctx.Err(), tail(out))
-			}
-			res, rerr := ReadResults(outDir)
-			if rerr != nil {
-				t.Fatalf("reading results: %v (suite: %v)\n%s", rerr, err, tail(out))
-			}
-			for _, p := range Judge(res, wanted) {
-				t.Error(p)
-			}
-			if t.Failed() {
-				t.Logf("suite output (tail):\n%s", tail(out))
-			} else {
-				t.Logf("%d client scenarios passed strictly", len(wanted))
-			}
+			runAndJudge(t, bin, wanted, "client", "--command", exe, "--requirements", revision)
 		})
 	}
 }

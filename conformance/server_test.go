@@ -100,29 +100,35 @@ func TestServerConformance(t *testing.T) {
 	for _, revision := range []string{"2026-07-28", "2025-11-25"} {
 		t.Run(revision, func(t *testing.T) {
 			wanted := append(requiredScenarios(t, bin, revision, "Server scenarios"), notScoredWanted[revision]...)
-			outDir := filepath.Join(t.TempDir(), "results")
-			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
-			defer cancel()
-			cmd := suite(ctx, bin, "server", "--url", url, "--requirements", revision, "--output-dir", outDir)
-			out, err := cmd.CombinedOutput()
-			// The suite's exit status reflects only scored scenarios and
-			// counts vacuous passes; the verdict below is the strict one.
-			if ctx.Err() != nil {
-				t.Fatalf("conformance server timed out: %v\n%s", ctx.Err(), tail(out))
-			}
-			res, rerr := ReadResults(outDir)
-			if rerr != nil {
-				t.Fatalf("reading results: %v (suite: %v)\n%s", rerr, err, tail(out))
-			}
-			for _, p := range Judge(res, wanted) {
-				t.Error(p)
-			}
-			if t.Failed() {
-				t.Logf("suite output (tail):\n%s", tail(out))
-			} else {
-				t.Logf("%d scenarios passed strictly (suite exit: %v)", len(wanted), err)
-			}
+			runAndJudge(t, bin, wanted, "server", "--url", url, "--requirements", revision)
 		})
+	}
+}
+
+// runAndJudge runs the suite with args (plus an output directory) and fails
+// the test for every wanted scenario that did not pass strictly. The suite's
+// own exit status counts only scored scenarios and vacuous passes as passes;
+// the verdict here is the strict one.
+func runAndJudge(t *testing.T, bin string, wanted []string, args ...string) {
+	t.Helper()
+	outDir := filepath.Join(t.TempDir(), "results")
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	out, err := suite(ctx, bin, append(args, "--output-dir", outDir)...).CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("conformance %s timed out: %v\n%s", args[0], ctx.Err(), tail(out))
+	}
+	res, rerr := ReadResults(outDir)
+	if rerr != nil {
+		t.Fatalf("reading results: %v (suite: %v)\n%s", rerr, err, tail(out))
+	}
+	for _, p := range Judge(res, wanted) {
+		t.Error(p)
+	}
+	if t.Failed() {
+		t.Logf("suite output (tail):\n%s", tail(out))
+	} else {
+		t.Logf("%d %s scenarios passed strictly", len(wanted), args[0])
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -335,21 +336,10 @@ func (s *Server) handle(ctx context.Context, msg *jsonrpc.Message, n transport.N
 // served: an error naming the versions that are.
 func (s *Server) initializeRefusal() error {
 	return jsonrpc.NewError(protocol.CodeMethodNotFound,
-		"method not found: initialize; this server does not support the initialize handshake, it serves protocol versions "+joinVersions(s.versions)+" with per-request _meta",
+		"method not found: initialize; this server does not support the initialize handshake, it serves protocol versions "+strings.Join(s.versions, ", ")+" with per-request _meta",
 		struct {
 			Supported []string `json:"supported"`
 		}{s.versions})
-}
-
-func joinVersions(vs []string) string {
-	out := ""
-	for i, v := range vs {
-		if i > 0 {
-			out += ", "
-		}
-		out += v
-	}
-	return out
 }
 
 // fillHeader sets resultType and the server's _meta on a result.

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -120,7 +121,7 @@ func (a *Adapter) Handle(ctx context.Context, msg *jsonrpc.Message, n transport.
 	}
 	if a.opts.ModernDisabled {
 		return &jsonrpc.Response{ID: msg.ID, HTTPStatus: 400, Error: jsonrpc.NewError(protocol.CodeInvalidRequest,
-			"this server serves the initialize handshake only (protocol versions "+join(a.opts.Versions)+"); send initialize first", nil)}
+			"this server serves the initialize handshake only (protocol versions "+strings.Join(a.opts.Versions, ", ")+"); send initialize first", nil)}
 	}
 	return a.core.Handle(ctx, msg, n)
 }
@@ -144,7 +145,7 @@ func (a *Adapter) Versions() []string {
 func (a *Adapter) refuseInitialize(msg *jsonrpc.Message) *jsonrpc.Response {
 	vs := a.core.Versions()
 	return &jsonrpc.Response{ID: msg.ID, HTTPStatus: 400, Error: jsonrpc.NewError(protocol.CodeInvalidRequest,
-		"this server does not serve the initialize handshake; it serves protocol versions "+join(vs)+" with per-request _meta",
+		"this server does not serve the initialize handshake; it serves protocol versions "+strings.Join(vs, ", ")+" with per-request _meta",
 		map[string][]string{"supported": vs})}
 }
 
@@ -412,17 +413,6 @@ func newSessionID() string {
 		out = append(out, hex[c>>4], hex[c&15])
 	}
 	return string(out)
-}
-
-func join(vs []string) string {
-	out := ""
-	for i, v := range vs {
-		if i > 0 {
-			out += ", "
-		}
-		out += v
-	}
-	return out
 }
 
 func errorResponse(id jsonrpc.ID, err error) *jsonrpc.Response {

@@ -115,13 +115,8 @@ func (x *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer x.bufs.Put(buf)
-	msg, err := jsonrpc.Decode(buf.Bytes())
-	if err != nil {
-		var id jsonrpc.ID
-		if msg != nil {
-			id = msg.ID
-		}
-		writeError(w, http.StatusBadRequest, &id, err.(*jsonrpc.Error))
+	msg, ok := decodeBody(w, buf.Bytes())
+	if !ok {
 		return
 	}
 	if x.legacy != nil && msg.Method == protocol.MethodInitialize && msg.IsRequest() && !transport.IsModern(msg) {
@@ -217,6 +212,21 @@ func (x *Handler) serve(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Mes
 	}
 	resp := x.h.Handle(ctx, msg, st)
 	st.finish(resp)
+}
+
+// decodeBody decodes a POST body's one message; a malformed one is answered
+// with 400 and the JSON-RPC error, with the id when it could be read.
+func decodeBody(w http.ResponseWriter, body []byte) (*jsonrpc.Message, bool) {
+	msg, err := jsonrpc.Decode(body)
+	if err != nil {
+		var id jsonrpc.ID
+		if msg != nil {
+			id = msg.ID
+		}
+		writeError(w, http.StatusBadRequest, &id, err.(*jsonrpc.Error))
+		return nil, false
+	}
+	return msg, true
 }
 
 func writeError(w http.ResponseWriter, status int, id *jsonrpc.ID, e *jsonrpc.Error) {

@@ -93,13 +93,8 @@ func (x *Handler) servePostSession(w http.ResponseWriter, r *http.Request, sess 
 		x.serveBatch(w, r, sess, body.Bytes())
 		return
 	}
-	msg, err := jsonrpc.Decode(body.Bytes())
-	if err != nil {
-		var id jsonrpc.ID
-		if msg != nil {
-			id = msg.ID
-		}
-		writeError(w, http.StatusBadRequest, &id, err.(*jsonrpc.Error))
+	msg, ok := decodeBody(w, body.Bytes())
+	if !ok {
 		return
 	}
 	switch {
