@@ -45,9 +45,9 @@ fuzz:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./transport/... ./server/ ./schema/ ./jsonrpc/
 
-## serve: run the everything-server on http://127.0.0.1:3001/mcp.
+## serve: serve the demo database on http://127.0.0.1:8080/mcp.
 serve:
-	$(GO) run ./conformance/everything-server -addr 127.0.0.1:3001
+	$(GO) run ./cmd/mcpkit serve sql
 
 clean:
 	rm -rf $(SUITE_DIR)/node_modules

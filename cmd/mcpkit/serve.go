@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/mcpkit/mcpkit/protocol"
+	"github.com/mcpkit/mcpkit/server"
+	"github.com/mcpkit/mcpkit/server/legacy"
+	"github.com/mcpkit/mcpkit/sqlserver"
+	"github.com/mcpkit/mcpkit/transport/stdio"
+	"github.com/mcpkit/mcpkit/transport/streamable"
+)
+
+const serveAbout = `Serve a database as an MCP server, in both protocol eras: table schemas as
+resources, a read-only query tool, describe_table and explain, the ask prompt
+and completion of table and column names.
+
+With no --db and no --dsn it serves an embedded demo database (customers,
+products, orders, order lines), created on first use in the user cache
+directory. --db opens an SQLite file, --dsn connects to PostgreSQL. Queries
+run read-only, enforced by the database; --allow-writes adds an execute tool
+that runs a statement only after the user confirms it.
+
+It listens on 127.0.0.1:8080 (endpoint /mcp) unless --addr says otherwise,
+or speaks over stdin/stdout with --stdio.`
+
+func runServe(ctx context.Context, e *env, args []string) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
+		fmt.Fprintln(e.Stdout, "Usage:\n  mcpkit serve sql [flags]\n\nSubcommands:\n  sql   serve a database (run mcpkit serve sql --help)")
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	if args[0] != "sql" {
+		return usageError(e, "serve", fmt.Sprintf("unknown server %q (serve sql is the one there is)", args[0]))
+	}
+	fs := flag.NewFlagSet("serve sql", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	addr := fs.String("addr", "127.0.0.1:8080", "listen on `HOST:PORT` (endpoint /mcp)")
+	useStdio := fs.Bool("stdio", false, "serve over stdin/stdout instead of HTTP")
+	db := fs.String("db", "", "serve the SQLite database at `PATH`")
+	dsn := fs.String("dsn", "", "serve the PostgreSQL database at `postgres://...`")
+	allowWrites := fs.Bool("allow-writes", false, "add the execute tool (each write confirmed by the user first)")
+	maxRows := fs.Int("max-rows", 1000, "return at most `N` rows per query")
+	maxBytes := fs.Int("max-result-bytes", 4<<20, "return at most `N` bytes of rows per query")
+	timeout := fs.Duration("statement-timeout", 30*time.Second, "cancel a statement after `DURATION`")
+	sample := fs.Int("sample-rows", 5, "show `N` sample rows in table resources")
+	poll := fs.Duration("poll", 2*time.Second, "look for data changes every `DURATION` (SQLite)")
+	origins := listFlag{}
+	fs.Var(&origins, "allow-origin", "also accept browser requests from `ORIGIN` (repeatable)")
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(e.Stdout, "Usage:\n  mcpkit serve sql [flags]\n\n%s\n\nFlags:\n", serveAbout)
+			fs.SetOutput(e.Stdout)
+			fs.PrintDefaults()
+			return exitOK
+		}
+		return usageError(e, "serve sql", err.Error())
+	}
+	if fs.NArg() > 0 {
+		return usageError(e, "serve sql", fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
+	}
+	if *db != "" && *dsn != "" {
+		return usageError(e, "serve sql", "give --db or --dsn, not both")
+	}
+	logger := slog.New(slog.NewTextHandler(e.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+
+	d, err := sqlserver.Open(ctx, &sqlserver.Options{
+		Path: *db, DSN: *dsn, AllowWrites: *allowWrites, MaxRows: *maxRows, MaxResultBytes: *maxBytes,
+		StatementTimeout: *timeout, SampleRows: *sample, PollInterval: *poll,
+	})
+	if err != nil {
+		fmt.Fprintf(e.Stderr, "mcpkit serve sql: %v\n", err)
+		return exitUnreachable
+	}
+	defer d.Close()
+	core := server.New(protocol.Implementation{Name: "mcpkit-sql", Title: "mcpkit database server", Version: version()}, &server.Options{
+		Instructions: "A SQL database. Read the schema resources (or describe_table), then answer questions with the query tool; the ask prompt builds a question for a model.",
+		Logger:       logger,
+	})
+	d.Register(core)
+	defer core.Close()
+	both := legacy.New(core, &legacy.Options{Logger: logger})
+	defer both.Close()
+
+	if *useStdio {
+		if err := stdio.Serve(ctx, both, e.Stdin, e.Stdout, &stdio.Options{Logger: logger}); err != nil && !errors.Is(err, context.Canceled) {
+			fmt.Fprintf(e.Stderr, "mcpkit serve sql: %v\n", err)
+			return exitFailed
+		}
+		return exitOK
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintf(e.Stderr, "mcpkit serve sql: %v\n", err)
+		return exitUnreachable
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", streamable.NewHandler(both, &streamable.Options{Logger: logger, AllowedOrigins: origins}))
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	fmt.Fprintf(e.Stderr, "mcpkit serve sql: serving %s on http://%s/mcp (Ctrl-C to stop)\n", describeDB(*db, *dsn), ln.Addr())
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		fmt.Fprintf(e.Stderr, "mcpkit serve sql: %v\n", err)
+		return exitFailed
+	case <-ctx.Done():
+	}
+	core.Close() // end listen streams with their closing result first
+	both.Close()
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = hs.Shutdown(sctx)
+	<-errc
+	return exitOK
+}
+
+func describeDB(db, dsn string) string {
+	switch {
+	case dsn != "":
+		if i := strings.Index(dsn, "@"); i >= 0 {
+			return "PostgreSQL " + dsn[i+1:]
+		}
+		return "PostgreSQL"
+	case db != "":
+		return "SQLite " + db
+	}
+	return "the demo database"
+}

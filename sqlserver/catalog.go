@@ -1,0 +1,187 @@
+package sqlserver
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// tableRef names a table or view.
+type tableRef struct {
+	Name string
+	Kind string // "table" or "view"
+	oid  uint32 // PostgreSQL only
+}
+
+// tableInfo describes a table: the body of its resource and of
+// describe_table's structuredContent.
+type tableInfo struct {
+	Name              string       `json:"name" description:"Table or view name"`
+	Kind              string       `json:"kind" description:"table or view" jsonschema:"enum=table|view"`
+	Columns           []columnInfo `json:"columns"`
+	PrimaryKey        []string     `json:"primary_key" description:"Primary key columns, in key order"`
+	ForeignKeys       []foreignKey `json:"foreign_keys"`
+	Indexes           []indexInfo  `json:"indexes"`
+	RowCount          *int64       `json:"row_count,omitempty" description:"Number of rows"`
+	RowCountEstimated bool         `json:"row_count_estimated,omitempty" description:"row_count is the planner's estimate (large PostgreSQL tables)"`
+	Sample            *sampleRows  `json:"sample,omitempty" description:"The first rows of the table"`
+}
+
+type columnInfo struct {
+	Name       string  `json:"name"`
+	Type       string  `json:"type" description:"Declared type"`
+	Nullable   bool    `json:"nullable"`
+	Default    *string `json:"default,omitempty" description:"Default expression"`
+	PrimaryKey bool    `json:"primary_key,omitempty"`
+}
+
+type foreignKey struct {
+	Name       string   `json:"name,omitempty"`
+	Columns    []string `json:"columns"`
+	RefTable   string   `json:"references_table"`
+	RefColumns []string `json:"references_columns"`
+}
+
+type indexInfo struct {
+	Name       string   `json:"name"`
+	Columns    []string `json:"columns" description:"Indexed columns; expressions are left out"`
+	Unique     bool     `json:"unique"`
+	Primary    bool     `json:"primary,omitempty"`
+	Definition string   `json:"definition,omitempty"`
+}
+
+type sampleRows struct {
+	Columns []string `json:"columns"`
+	Rows    [][]any  `json:"rows"`
+}
+
+func newTableInfo(t tableRef) *tableInfo {
+	return &tableInfo{Name: t.Name, Kind: t.Kind, Columns: []columnInfo{}, PrimaryKey: []string{},
+		ForeignKeys: []foreignKey{}, Indexes: []indexInfo{}}
+}
+
+// describeTable describes t with its row count and, when sample > 0, its
+// first rows, all in one read-only scope.
+func (d *DB) describeTable(ctx context.Context, t tableRef, withData bool) (*tableInfo, error) {
+	var info *tableInfo
+	err := d.read(ctx, func(ctx context.Context, q querier) error {
+		var err error
+		if info, err = d.dialect.describe(ctx, q, t); err != nil {
+			return err
+		}
+		if !withData {
+			return nil
+		}
+		n, est, err := d.dialect.countRows(ctx, q, t)
+		if err != nil {
+			return err
+		}
+		info.RowCount, info.RowCountEstimated = &n, est
+		if d.opts.SampleRows > 0 {
+			res, err := scanRows(ctx, q, "SELECT * FROM "+quoteIdent(t.Name)+" LIMIT "+fmt.Sprint(d.opts.SampleRows), nil,
+				scanLimits{maxRows: d.opts.SampleRows, maxBytes: d.opts.MaxResultBytes}, nil)
+			if err != nil {
+				return err
+			}
+			s := &sampleRows{Columns: []string{}, Rows: res.Rows}
+			for _, c := range res.Columns {
+				s.Columns = append(s.Columns, c.Name)
+			}
+			info.Sample = s
+		}
+		return nil
+	})
+	return info, err
+}
+
+// describeAll describes every known table (or only those named), without
+// data.
+func (d *DB) describeAll(ctx context.Context, names []string) ([]*tableInfo, error) {
+	tables, err := d.listTables(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var pick []tableRef
+	if len(names) == 0 {
+		pick = tables
+	} else {
+		for _, n := range names {
+			found := false
+			for _, t := range tables {
+				if t.Name == n {
+					pick, found = append(pick, t), true
+					break
+				}
+			}
+			if !found {
+				return nil, fmt.Errorf("unknown table %q (known tables: %s)", n, strings.Join(tableNames(tables), ", "))
+			}
+		}
+	}
+	out := make([]*tableInfo, 0, len(pick))
+	err = d.read(ctx, func(ctx context.Context, q querier) error {
+		for _, t := range pick {
+			info, err := d.dialect.describe(ctx, q, t)
+			if err != nil {
+				return err
+			}
+			out = append(out, info)
+		}
+		return nil
+	})
+	return out, err
+}
+
+func tableNames(ts []tableRef) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.Name
+	}
+	return out
+}
+
+// text renders the table as a model reads it best: a DDL-like outline.
+func (t *tableInfo) text() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s", strings.ToUpper(t.Kind), t.Name)
+	if t.RowCount != nil {
+		approx := ""
+		if t.RowCountEstimated {
+			approx = "~"
+		}
+		fmt.Fprintf(&b, " (%s%d rows)", approx, *t.RowCount)
+	}
+	b.WriteString("\n")
+	for _, c := range t.Columns {
+		fmt.Fprintf(&b, "  %s %s", c.Name, c.Type)
+		if !c.Nullable {
+			b.WriteString(" NOT NULL")
+		}
+		if c.Default != nil {
+			fmt.Fprintf(&b, " DEFAULT %s", *c.Default)
+		}
+		b.WriteString("\n")
+	}
+	if len(t.PrimaryKey) > 0 {
+		fmt.Fprintf(&b, "  PRIMARY KEY (%s)\n", strings.Join(t.PrimaryKey, ", "))
+	}
+	for _, fk := range t.ForeignKeys {
+		fmt.Fprintf(&b, "  FOREIGN KEY (%s) REFERENCES %s (%s)\n", strings.Join(fk.Columns, ", "), fk.RefTable, strings.Join(fk.RefColumns, ", "))
+	}
+	for _, ix := range t.Indexes {
+		kind := "INDEX"
+		if ix.Unique {
+			kind = "UNIQUE INDEX"
+		}
+		fmt.Fprintf(&b, "  %s %s (%s)\n", kind, ix.Name, strings.Join(ix.Columns, ", "))
+	}
+	if t.Sample != nil && len(t.Sample.Rows) > 0 {
+		fmt.Fprintf(&b, "\nFirst %d rows:\n", len(t.Sample.Rows))
+		cols := make([]resultColumn, len(t.Sample.Columns))
+		for i, c := range t.Sample.Columns {
+			cols[i] = resultColumn{Name: c}
+		}
+		b.WriteString(textTable(cols, t.Sample.Rows))
+	}
+	return b.String()
+}

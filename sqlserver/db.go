@@ -1,0 +1,243 @@
+package sqlserver
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/mcpkit/mcpkit/server"
+)
+
+// DB is an open database served over MCP. Register adds its resources,
+// tools and prompts to a server core; Close stops change detection and
+// closes the connections. It is safe for concurrent use.
+type DB struct {
+	opts    Options
+	dialect dialect
+	ro      *sql.DB // read-only connections: every read runs here
+	rw      *sql.DB // writable connections, only with AllowWrites
+
+	mu      sync.Mutex
+	servers []*server.Server
+	tables  []tableRef // as last seen by Open or the poller
+
+	stop      context.CancelFunc
+	watchDone chan struct{}
+	closeOnce sync.Once
+}
+
+// querier is what reads need of a connection or a transaction.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// dialect holds what differs between SQLite and PostgreSQL.
+type dialect interface {
+	// name is the dialect's name as a prompt states it.
+	name() string
+	// begin opens a read-only scope on db for one statement within ctx's
+	// deadline; end releases it.
+	begin(ctx context.Context, db *sql.DB) (q querier, end func(), err error)
+	// exec runs a write on db within ctx's deadline.
+	exec(ctx context.Context, db *sql.DB, query string, args []any) (int64, error)
+	listTables(ctx context.Context, q querier) ([]tableRef, error)
+	describe(ctx context.Context, q querier, t tableRef) (*tableInfo, error)
+	countRows(ctx context.Context, q querier, t tableRef) (n int64, estimated bool, err error)
+	explain(ctx context.Context, q querier, query string, args []any) (string, error)
+	// newWatcher returns the change detector polling db.
+	newWatcher(db *sql.DB) watcher
+}
+
+// Open opens the database opts names (see Options) and loads its table list.
+// A nil opts means the demo database.
+func Open(ctx context.Context, opts *Options) (*DB, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	o = o.withDefaults()
+	if o.Path != "" && o.DSN != "" {
+		return nil, errors.New("sqlserver: set Path or DSN, not both")
+	}
+	d := &DB{opts: o}
+	var err error
+	if o.DSN != "" {
+		d.dialect = postgresDialect{}
+		d.ro, d.rw, err = openPostgres(o.DSN, o.AllowWrites)
+	} else {
+		path := o.Path
+		if path == "" {
+			if path, err = demoPath(); err != nil {
+				return nil, err
+			}
+			if err := EnsureDemo(path); err != nil {
+				return nil, err
+			}
+		}
+		d.dialect = sqliteDialect{}
+		d.ro, d.rw, err = openSQLite(path, o.AllowWrites)
+	}
+	if err != nil {
+		return nil, err
+	}
+	tables, err := d.listTables(ctx)
+	if err != nil {
+		d.closeConns()
+		return nil, fmt.Errorf("sqlserver: listing tables: %w", err)
+	}
+	d.tables = tables
+	wctx, cancel := context.WithCancel(context.Background())
+	d.stop = cancel
+	d.watchDone = make(chan struct{})
+	if o.PollInterval < 0 {
+		close(d.watchDone)
+		return d, nil
+	}
+	// The baseline is taken before Open returns, so every change made
+	// after it is seen.
+	w := d.dialect.newWatcher(d.ro)
+	pctx, pcancel := context.WithTimeout(ctx, o.StatementTimeout)
+	base, err := w.poll(pctx)
+	pcancel()
+	if err != nil {
+		w.close()
+		cancel()
+		d.closeConns()
+		return nil, fmt.Errorf("sqlserver: reading change state: %w", err)
+	}
+	go d.watch(wctx, w, base)
+	return d, nil
+}
+
+func demoPath() (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("sqlserver: no cache directory for the demo database: %w", err)
+	}
+	return filepath.Join(dir, "mcpkit", "demo.db"), nil
+}
+
+// Close stops change detection and closes the database connections. It is
+// idempotent.
+func (d *DB) Close() error {
+	var err error
+	d.closeOnce.Do(func() {
+		d.stop()
+		<-d.watchDone
+		err = d.closeConns()
+	})
+	return err
+}
+
+func (d *DB) closeConns() error {
+	err := d.ro.Close()
+	if d.rw != nil {
+		err = errors.Join(err, d.rw.Close())
+	}
+	return err
+}
+
+// Dialect returns "SQLite" or "PostgreSQL".
+func (d *DB) Dialect() string { return d.dialect.name() }
+
+// read runs fn in a read-only scope bounded by the statement timeout.
+func (d *DB) read(ctx context.Context, fn func(ctx context.Context, q querier) error) error {
+	ctx, cancel := context.WithTimeout(ctx, d.opts.StatementTimeout)
+	defer cancel()
+	q, end, err := d.dialect.begin(ctx, d.ro)
+	if err != nil {
+		return d.dbError(ctx, err)
+	}
+	defer end()
+	return d.dbError(ctx, fn(ctx, q))
+}
+
+// dbError turns a failure into what a tool or resource reports: the
+// statement timeout by name, the database's own message otherwise.
+func (d *DB) dbError(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) || isStatementTimeout(err) {
+		return errors.New(timeoutMessage(d.opts.StatementTimeout))
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	var le *limitError
+	if errors.As(err, &le) {
+		return err
+	}
+	return fmt.Errorf("database error: %w", err)
+}
+
+// limitError is a refusal that already names its limit.
+type limitError struct{ msg string }
+
+func (e *limitError) Error() string { return e.msg }
+
+func (d *DB) listTables(ctx context.Context) ([]tableRef, error) {
+	var tables []tableRef
+	err := d.read(ctx, func(ctx context.Context, q querier) error {
+		var err error
+		tables, err = d.dialect.listTables(ctx, q)
+		return err
+	})
+	return tables, err
+}
+
+// lookup returns the known table called name, refreshing the list once
+// when it is not known.
+func (d *DB) lookup(ctx context.Context, name string) (tableRef, bool, error) {
+	d.mu.Lock()
+	tables := d.tables
+	d.mu.Unlock()
+	for _, t := range tables {
+		if t.Name == name {
+			return t, true, nil
+		}
+	}
+	tables, err := d.listTables(ctx)
+	if err != nil {
+		return tableRef{}, false, err
+	}
+	for _, t := range tables {
+		if t.Name == name {
+			return t, true, nil
+		}
+	}
+	return tableRef{}, false, nil
+}
+
+// knownTables returns the table list as last seen.
+func (d *DB) knownTables() []tableRef {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.tables
+}
+
+// Register adds the database's resources, tools and prompts to s. It may be
+// called for several servers; change notifications reach all of them.
+func (d *DB) Register(s *server.Server) {
+	d.mu.Lock()
+	d.servers = append(d.servers, s)
+	tables := d.tables
+	d.mu.Unlock()
+	d.addResources(s, tables)
+	d.addTools(s)
+	d.addPrompts(s)
+}
+
+func (d *DB) eachServer(fn func(s *server.Server)) {
+	d.mu.Lock()
+	servers := append([]*server.Server(nil), d.servers...)
+	d.mu.Unlock()
+	for _, s := range servers {
+		fn(s)
+	}
+}

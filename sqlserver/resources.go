@@ -1,0 +1,276 @@
+package sqlserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+
+	"github.com/mcpkit/mcpkit/protocol"
+	"github.com/mcpkit/mcpkit/server"
+)
+
+// Resource URIs. Every resource answers with two contents for the same
+// URI: application/json first, then a text/plain rendering.
+const (
+	// SchemaURI is the schema overview: every table with its columns and
+	// keys, without data.
+	SchemaURI = "sql://schema"
+	// TablePrefix starts the URI of a table's resource, sql://table/{table}.
+	TablePrefix = "sql://table/"
+
+	tableTemplate  = "sql://table/{table}"
+	columnTemplate = "sql://table/{table}/column/{column}"
+)
+
+// Cache hints of reads: the schema changes rarely; table resources carry
+// counts and sample rows, and subscribers hear of changes anyway.
+var (
+	schemaCache = protocol.CacheHints{TTLMs: 30_000, CacheScope: protocol.CachePublic}
+	tableCache  = protocol.CacheHints{TTLMs: 5_000, CacheScope: protocol.CachePublic}
+)
+
+// TableURI returns the URI of the named table's resource.
+func TableURI(table string) string { return TablePrefix + url.PathEscape(table) }
+
+func (d *DB) tableResource(t tableRef) *protocol.Resource {
+	return &protocol.Resource{
+		URI:         TableURI(t.Name),
+		Name:        t.Name,
+		Title:       fmt.Sprintf("%s %s", t.Kind, t.Name),
+		Description: fmt.Sprintf("The %s %s: columns, keys, indexes, row count and sample rows", t.Kind, t.Name),
+		MIMEType:    "application/json",
+	}
+}
+
+func (d *DB) addResources(s *server.Server, tables []tableRef) {
+	s.AddResource(&protocol.Resource{
+		URI: SchemaURI, Name: "schema", Title: d.dialect.name() + " schema",
+		Description: "Every table and view with its columns, primary and foreign keys",
+		MIMEType:    "application/json",
+	}, d.readSchema)
+	for _, t := range tables {
+		s.AddResource(d.tableResource(t), d.readTable)
+	}
+	s.AddResourceTemplate(&protocol.ResourceTemplate{
+		URITemplate: tableTemplate, Name: "table",
+		Description: "A table or view by name: columns, keys, indexes, row count and sample rows",
+		MIMEType:    "application/json",
+	}, d.readTable)
+	s.AddResourceTemplate(&protocol.ResourceTemplate{
+		URITemplate: columnTemplate, Name: "column",
+		Description: "One column of a table: its definition and its most frequent values",
+		MIMEType:    "application/json",
+	}, d.readColumn)
+	s.AddCompletion(protocol.RefResource, tableTemplate, d.completeTemplate)
+	s.AddCompletion(protocol.RefResource, columnTemplate, d.completeTemplate)
+}
+
+// syncResources makes s list exactly the given tables.
+func (d *DB) syncResources(s *server.Server, old, now []tableRef) {
+	keep := map[string]bool{}
+	for _, t := range now {
+		keep[t.Name] = true
+	}
+	var gone []string
+	for _, t := range old {
+		if !keep[t.Name] {
+			gone = append(gone, TableURI(t.Name))
+		}
+	}
+	if len(gone) > 0 {
+		s.RemoveResource(gone...)
+	}
+	had := map[string]string{}
+	for _, t := range old {
+		had[t.Name] = t.Kind
+	}
+	for _, t := range now {
+		if kind, ok := had[t.Name]; !ok || kind != t.Kind {
+			s.AddResource(d.tableResource(t), d.readTable)
+		}
+	}
+}
+
+func contents(uri string, v any, text string) ([]*protocol.ResourceContents, error) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return []*protocol.ResourceContents{
+		{URI: uri, MIMEType: "application/json", Text: string(b)},
+		{URI: uri, MIMEType: "text/plain", Text: text},
+	}, nil
+}
+
+type schemaOverview struct {
+	Dialect string       `json:"dialect"`
+	Tables  []*tableInfo `json:"tables"`
+}
+
+func (d *DB) readSchema(ctx context.Context, req *server.ReadRequest) (*protocol.ReadResourceResult, error) {
+	tables, err := d.describeAll(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s database, %d tables and views\n\n", d.dialect.name(), len(tables))
+	for _, t := range tables {
+		b.WriteString(t.text())
+		b.WriteString("\n")
+	}
+	c, err := contents(req.URI, schemaOverview{Dialect: d.dialect.name(), Tables: tables}, b.String())
+	if err != nil {
+		return nil, err
+	}
+	return &protocol.ReadResourceResult{Contents: c, CacheHints: schemaCache}, nil
+}
+
+func tableFromURI(req *server.ReadRequest) string {
+	if name, ok := req.Vars["table"]; ok {
+		return name
+	}
+	name, _ := url.PathUnescape(strings.TrimPrefix(req.URI, TablePrefix))
+	return name
+}
+
+func (d *DB) readTable(ctx context.Context, req *server.ReadRequest) (*protocol.ReadResourceResult, error) {
+	t, ok, err := d.lookup(ctx, tableFromURI(req))
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, server.ErrResourceNotFound
+	}
+	info, err := d.describeTable(ctx, t, true)
+	if err != nil {
+		return nil, err
+	}
+	c, err := contents(req.URI, info, info.text())
+	if err != nil {
+		return nil, err
+	}
+	return &protocol.ReadResourceResult{Contents: c, CacheHints: tableCache}, nil
+}
+
+type columnDetail struct {
+	Table     string       `json:"table"`
+	Column    columnInfo   `json:"column"`
+	TopValues []valueCount `json:"top_values" description:"The most frequent values"`
+}
+
+type valueCount struct {
+	Value any   `json:"value"`
+	Count int64 `json:"count"`
+}
+
+func (d *DB) readColumn(ctx context.Context, req *server.ReadRequest) (*protocol.ReadResourceResult, error) {
+	t, ok, err := d.lookup(ctx, req.Vars["table"])
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, server.ErrResourceNotFound
+	}
+	info, err := d.describeTable(ctx, t, false)
+	if err != nil {
+		return nil, err
+	}
+	var col *columnInfo
+	for i := range info.Columns {
+		if info.Columns[i].Name == req.Vars["column"] {
+			col = &info.Columns[i]
+		}
+	}
+	if col == nil {
+		return nil, server.ErrResourceNotFound
+	}
+	detail := columnDetail{Table: t.Name, Column: *col, TopValues: []valueCount{}}
+	top := max(d.opts.SampleRows, 1)
+	err = d.read(ctx, func(ctx context.Context, q querier) error {
+		c := quoteIdent(col.Name)
+		res, err := scanRows(ctx, q, fmt.Sprintf("SELECT %s, count(*) FROM %s GROUP BY %s ORDER BY count(*) DESC, %s LIMIT %d",
+			c, quoteIdent(t.Name), c, c, top), nil, scanLimits{maxRows: top, maxBytes: d.opts.MaxResultBytes}, nil)
+		if err != nil {
+			return err
+		}
+		for _, r := range res.Rows {
+			n, _ := r[1].(int64)
+			detail.TopValues = append(detail.TopValues, valueCount{Value: r[0], Count: n})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	text := fmt.Sprintf("%s.%s %s", t.Name, col.Name, col.Type)
+	if !col.Nullable {
+		text += " NOT NULL"
+	}
+	text += "\nMost frequent values:\n"
+	for _, v := range detail.TopValues {
+		text += fmt.Sprintf("  %s (%d)\n", cellText(v.Value), v.Count)
+	}
+	c, err := contents(req.URI, detail, text)
+	if err != nil {
+		return nil, err
+	}
+	return &protocol.ReadResourceResult{Contents: c, CacheHints: tableCache}, nil
+}
+
+// completeTemplate completes the table and column variables.
+func (d *DB) completeTemplate(ctx context.Context, req *server.CompleteRequest) (*protocol.Completion, error) {
+	switch req.Argument.Name {
+	case "table":
+		return &protocol.Completion{Values: withPrefix(tableNames(d.knownTables()), req.Argument.Value)}, nil
+	case "column":
+		cols, err := d.columnNames(ctx, req.Context["table"])
+		if err != nil {
+			return nil, err
+		}
+		return &protocol.Completion{Values: withPrefix(cols, req.Argument.Value)}, nil
+	}
+	return &protocol.Completion{}, nil
+}
+
+// columnNames returns the columns of the named table, or of every table
+// when table is "" (distinct, sorted).
+func (d *DB) columnNames(ctx context.Context, table string) ([]string, error) {
+	var names []string
+	if table != "" {
+		names = []string{table}
+		if _, ok, err := d.lookup(ctx, table); err != nil || !ok {
+			return nil, err
+		}
+	}
+	infos, err := d.describeAll(ctx, names)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range infos {
+		for _, c := range t.Columns {
+			if !seen[c.Name] {
+				seen[c.Name] = true
+				out = append(out, c.Name)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// withPrefix returns the candidates starting with prefix, ignoring case.
+func withPrefix(candidates []string, prefix string) []string {
+	out := []string{}
+	p := strings.ToLower(prefix)
+	for _, c := range candidates {
+		if strings.HasPrefix(strings.ToLower(c), p) {
+			out = append(out, c)
+		}
+	}
+	return out
+}

@@ -1,0 +1,290 @@
+package sqlserver
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strings"
+
+	"modernc.org/sqlite"
+)
+
+// sqliteDialect is the SQLite dialect (modernc.org/sqlite, no cgo).
+//
+// Reads run on connections opened with mode=ro (SQLITE_OPEN_READONLY) and
+// query_only(1), with an authorizer that refuses ATTACH, DETACH, temporary
+// objects and pragma assignments, so a statement can neither write the
+// file, nor reach another one, nor lift query_only.
+type sqliteDialect struct{}
+
+func (sqliteDialect) name() string { return "SQLite" }
+
+func sqliteDSN(path string, params ...string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	u := url.URL{Scheme: "file", Path: abs}
+	return u.String() + "?" + strings.Join(params, "&"), nil
+}
+
+func openSQLite(path string, writes bool) (ro, rw *sql.DB, err error) {
+	dsn, err := sqliteDSN(path, "mode=ro", "_pragma=query_only(1)", "_pragma=busy_timeout(5000)")
+	if err != nil {
+		return nil, nil, err
+	}
+	base, err := sqlite.NewConnector(dsn)
+	if err != nil {
+		return nil, nil, err
+	}
+	ro = sql.OpenDB(authorized{base, readAuthorizer})
+	ro.SetMaxOpenConns(8)
+	if err := ro.Ping(); err != nil {
+		ro.Close()
+		return nil, nil, fmt.Errorf("sqlserver: opening %s: %w", path, err)
+	}
+	if !writes {
+		return ro, nil, nil
+	}
+	wdsn, err := sqliteDSN(path, "mode=rw", "_pragma=busy_timeout(5000)", "_pragma=foreign_keys(1)")
+	if err != nil {
+		ro.Close()
+		return nil, nil, err
+	}
+	wbase, err := sqlite.NewConnector(wdsn)
+	if err != nil {
+		ro.Close()
+		return nil, nil, err
+	}
+	rw = sql.OpenDB(authorized{wbase, writeAuthorizer})
+	rw.SetMaxOpenConns(1)
+	return ro, rw, nil
+}
+
+// authorized installs an SQLite authorizer on every connection it opens.
+type authorized struct {
+	driver.Connector
+	fn sqlite.AuthorizerFn
+}
+
+func (a authorized) Connect(ctx context.Context) (driver.Conn, error) {
+	c, err := a.Connector.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r, ok := c.(sqlite.AuthorizerRegisterer)
+	if !ok {
+		c.Close()
+		return nil, fmt.Errorf("sqlserver: SQLite connection %T has no authorizer", c)
+	}
+	if err := r.RegisterAuthorizer(a.fn); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// readPragmas are the pragmas that take an argument yet only read.
+var readPragmas = map[string]bool{
+	"table_info": true, "table_xinfo": true, "index_list": true, "index_info": true,
+	"index_xinfo": true, "foreign_key_list": true, "foreign_key_check": true,
+	"table_list": true, "integrity_check": true, "quick_check": true,
+}
+
+func readAuthorizer(action sqlite.AuthorizerActionCode, arg1, arg2, _, _ string) sqlite.AuthorizerReturnCode {
+	switch action {
+	case sqlite.AuthAttach, sqlite.AuthDetach,
+		sqlite.AuthCreateTempTable, sqlite.AuthCreateTempIndex,
+		sqlite.AuthCreateTempTrigger, sqlite.AuthCreateTempView:
+		return sqlite.AuthorizerDeny
+	case sqlite.AuthPragma:
+		if arg2 != "" && !readPragmas[strings.ToLower(arg1)] {
+			return sqlite.AuthorizerDeny
+		}
+	}
+	return sqlite.AuthorizerOK
+}
+
+// writeAuthorizer keeps confirmed writes to the one database file.
+func writeAuthorizer(action sqlite.AuthorizerActionCode, _, _, _, _ string) sqlite.AuthorizerReturnCode {
+	if action == sqlite.AuthAttach || action == sqlite.AuthDetach {
+		return sqlite.AuthorizerDeny
+	}
+	return sqlite.AuthorizerOK
+}
+
+func (sqliteDialect) begin(ctx context.Context, db *sql.DB) (querier, func(), error) {
+	c, err := db.Conn(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, func() { c.Close() }, nil
+}
+
+func (sqliteDialect) exec(ctx context.Context, db *sql.DB, query string, args []any) (int64, error) {
+	res, err := db.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+func quoteIdent(name string) string {
+	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+}
+
+func (sqliteDialect) listTables(ctx context.Context, q querier) ([]tableRef, error) {
+	rows, err := q.QueryContext(ctx, `SELECT name, type FROM sqlite_schema
+		WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\_%' ESCAPE '\' ORDER BY name`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []tableRef
+	for rows.Next() {
+		var t tableRef
+		if err := rows.Scan(&t.Name, &t.Kind); err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+func (sqliteDialect) describe(ctx context.Context, q querier, t tableRef) (*tableInfo, error) {
+	info := newTableInfo(t)
+	rows, err := q.QueryContext(ctx, `SELECT name, type, "notnull", dflt_value, pk FROM pragma_table_info(?) ORDER BY cid`, t.Name)
+	if err != nil {
+		return nil, err
+	}
+	type pkCol struct {
+		name string
+		pos  int
+	}
+	var pks []pkCol
+	for rows.Next() {
+		var c columnInfo
+		var notNull, pk int
+		var dflt sql.NullString
+		if err := rows.Scan(&c.Name, &c.Type, &notNull, &dflt, &pk); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		c.Nullable = notNull == 0 && pk == 0
+		if dflt.Valid {
+			c.Default = &dflt.String
+		}
+		if pk > 0 {
+			c.PrimaryKey = true
+			pks = append(pks, pkCol{c.Name, pk})
+		}
+		info.Columns = append(info.Columns, c)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for i := 1; i <= len(pks); i++ {
+		for _, p := range pks {
+			if p.pos == i {
+				info.PrimaryKey = append(info.PrimaryKey, p.name)
+			}
+		}
+	}
+	if t.Kind == "view" {
+		return info, nil
+	}
+	rows, err = q.QueryContext(ctx, `SELECT id, "table", "from", "to" FROM pragma_foreign_key_list(?) ORDER BY id, seq`, t.Name)
+	if err != nil {
+		return nil, err
+	}
+	lastID := -1
+	for rows.Next() {
+		var id int
+		var ref, from string
+		var to sql.NullString
+		if err := rows.Scan(&id, &ref, &from, &to); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if id != lastID {
+			info.ForeignKeys = append(info.ForeignKeys, foreignKey{RefTable: ref, Columns: []string{}, RefColumns: []string{}})
+			lastID = id
+		}
+		fk := &info.ForeignKeys[len(info.ForeignKeys)-1]
+		fk.Columns = append(fk.Columns, from)
+		fk.RefColumns = append(fk.RefColumns, to.String)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows, err = q.QueryContext(ctx, `SELECT l.name, l."unique", l.origin, group_concat(i.name, char(31))
+		FROM pragma_index_list(?) AS l, pragma_index_info(l.name) AS i
+		GROUP BY l.name ORDER BY l.name`, t.Name)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var ix indexInfo
+		var unique int
+		var origin string
+		var cols sql.NullString
+		if err := rows.Scan(&ix.Name, &unique, &origin, &cols); err != nil {
+			return nil, err
+		}
+		ix.Unique, ix.Primary = unique == 1, origin == "pk"
+		ix.Columns = strings.Split(cols.String, "\x1f")
+		info.Indexes = append(info.Indexes, ix)
+	}
+	return info, rows.Err()
+}
+
+func (sqliteDialect) countRows(ctx context.Context, q querier, t tableRef) (int64, bool, error) {
+	var n int64
+	err := scanOne(ctx, q, "SELECT count(*) FROM "+quoteIdent(t.Name), nil, &n)
+	return n, false, err
+}
+
+func scanOne(ctx context.Context, q querier, query string, args []any, dest ...any) error {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return sql.ErrNoRows
+	}
+	if err := rows.Scan(dest...); err != nil {
+		return err
+	}
+	return rows.Close()
+}
+
+func (sqliteDialect) explain(ctx context.Context, q querier, query string, args []any) (string, error) {
+	rows, err := q.QueryContext(ctx, "EXPLAIN QUERY PLAN "+query, args...)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	depth := map[int]int{0: -1}
+	var b strings.Builder
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			return "", err
+		}
+		d := depth[parent] + 1
+		depth[id] = d
+		fmt.Fprintf(&b, "%s%s\n", strings.Repeat("  ", d), detail)
+	}
+	return b.String(), rows.Err()
+}

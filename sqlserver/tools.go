@@ -1,0 +1,193 @@
+package sqlserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/mcpkit/mcpkit/protocol"
+	"github.com/mcpkit/mcpkit/schema"
+	"github.com/mcpkit/mcpkit/server"
+)
+
+type queryArgs struct {
+	SQL     string            `json:"sql" description:"One read-only SQL statement" jsonschema:"minLength=1"`
+	Params  []json.RawMessage `json:"params,omitempty" description:"Positional parameters: ? or ?1 in SQLite, $1, $2 in PostgreSQL"`
+	MaxRows int               `json:"max_rows,omitempty" description:"Most rows to return; capped by the server's limit" jsonschema:"minimum=1"`
+}
+
+type tableArgs struct {
+	Table string `json:"table" description:"Table or view name" jsonschema:"minLength=1"`
+}
+
+type explainArgs struct {
+	SQL    string            `json:"sql" description:"The statement to explain (it is planned, not run)" jsonschema:"minLength=1"`
+	Params []json.RawMessage `json:"params,omitempty" description:"Positional parameters, as for query"`
+}
+
+type executeArgs struct {
+	SQL    string            `json:"sql" description:"The statement to run after the user confirms it" jsonschema:"minLength=1"`
+	Params []json.RawMessage `json:"params,omitempty" description:"Positional parameters, as for query"`
+}
+
+func mustSchema[T any]() json.RawMessage {
+	s, err := schema.ForType(reflect.TypeFor[T]())
+	if err != nil {
+		panic("sqlserver: " + err.Error())
+	}
+	return s
+}
+
+func boolp(b bool) *bool { return &b }
+
+// Tool names, in the order Register adds them.
+const (
+	toolQuery    = "query"
+	toolDescribe = "describe_table"
+	toolExplain  = "explain"
+	toolExecute  = "execute"
+)
+
+func (d *DB) addTools(s *server.Server) {
+	dialect := d.dialect.name()
+	server.AddTool(s, &protocol.Tool{
+		Name: toolQuery,
+		Description: fmt.Sprintf("Runs one read-only SQL statement on the %s database and returns its rows. "+
+			"The database refuses writes. At most %d rows and %d bytes are returned (truncated is then true); statements time out after %s.",
+			dialect, d.opts.MaxRows, d.opts.MaxResultBytes, d.opts.StatementTimeout),
+		OutputSchema: mustSchema[queryResult](),
+		Annotations:  &protocol.ToolAnnotations{ReadOnlyHint: boolp(true), OpenWorldHint: boolp(false)},
+	}, d.callQuery)
+	server.AddTool(s, &protocol.Tool{
+		Name:         toolDescribe,
+		Description:  "Describes a table or view: columns, types, nullability, primary key, foreign keys, indexes, row count and sample rows.",
+		OutputSchema: mustSchema[tableInfo](),
+		Annotations:  &protocol.ToolAnnotations{ReadOnlyHint: boolp(true), OpenWorldHint: boolp(false)},
+	}, d.callDescribe)
+	server.AddTool(s, &protocol.Tool{
+		Name:        toolExplain,
+		Description: fmt.Sprintf("Shows the %s query plan of a statement without running it.", dialect),
+		Annotations: &protocol.ToolAnnotations{ReadOnlyHint: boolp(true), OpenWorldHint: boolp(false)},
+	}, d.callExplain)
+	if d.rw != nil {
+		server.AddTool(s, &protocol.Tool{
+			Name: toolExecute,
+			Description: fmt.Sprintf("Runs a statement that changes the %s database (INSERT, UPDATE, DELETE, DDL). "+
+				"The user is shown the exact statement and parameters and must confirm; nothing runs otherwise.", dialect),
+			Annotations: &protocol.ToolAnnotations{ReadOnlyHint: boolp(false), DestructiveHint: boolp(true), OpenWorldHint: boolp(false)},
+		}, d.callExecute)
+	}
+}
+
+func (d *DB) callQuery(ctx context.Context, req *server.CallRequest, in queryArgs) (*protocol.CallToolResult, error) {
+	args, err := decodeParams(in.Params)
+	if err != nil {
+		return nil, err
+	}
+	lim := scanLimits{maxRows: d.opts.MaxRows, serverMax: d.opts.MaxRows, maxBytes: d.opts.MaxResultBytes}
+	if in.MaxRows > 0 && in.MaxRows < d.opts.MaxRows {
+		lim.maxRows, lim.requested = in.MaxRows, true
+	}
+	progress := func(n int) { _ = req.Progress(float64(n), 0, fmt.Sprintf("%d rows read", n)) }
+	var res *queryResult
+	err = d.read(ctx, func(ctx context.Context, q querier) error {
+		var err error
+		res, err = scanRows(ctx, q, in.SQL, args, lim, progress)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if in.MaxRows > d.opts.MaxRows && res.Truncated {
+		res.Notice += fmt.Sprintf("; max_rows %d was capped to the server's limit", in.MaxRows)
+	}
+	return structured(res, resultText(res))
+}
+
+func resultText(res *queryResult) string {
+	var b strings.Builder
+	b.WriteString(textTable(res.Columns, res.Rows))
+	fmt.Fprintf(&b, "(%d rows)\n", res.RowCount)
+	if res.Notice != "" {
+		b.WriteString(res.Notice + "\n")
+	}
+	return b.String()
+}
+
+// structured returns v as structuredContent with text as its readable form.
+func structured(v any, text string) (*protocol.CallToolResult, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, protocol.InternalError("encoding result: " + err.Error())
+	}
+	return &protocol.CallToolResult{
+		Content:           []protocol.Content{&protocol.TextContent{Text: text}},
+		StructuredContent: b,
+	}, nil
+}
+
+func (d *DB) callDescribe(ctx context.Context, req *server.CallRequest, in tableArgs) (*protocol.CallToolResult, error) {
+	t, ok, err := d.lookup(ctx, in.Table)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("unknown table %q (known tables: %s)", in.Table, strings.Join(tableNames(d.knownTables()), ", "))
+	}
+	info, err := d.describeTable(ctx, t, true)
+	if err != nil {
+		return nil, err
+	}
+	return structured(info, info.text())
+}
+
+func (d *DB) callExplain(ctx context.Context, req *server.CallRequest, in explainArgs) (string, error) {
+	args, err := decodeParams(in.Params)
+	if err != nil {
+		return "", err
+	}
+	var plan string
+	err = d.read(ctx, func(ctx context.Context, q querier) error {
+		var err error
+		plan, err = d.dialect.explain(ctx, q, in.SQL, args)
+		return err
+	})
+	return plan, err
+}
+
+var confirmSchema = json.RawMessage(`{"type":"object","properties":{"confirm":{"type":"boolean","title":"Run this statement","description":"Check to run the statement exactly as shown"}},"required":["confirm"]}`)
+
+func (d *DB) callExecute(ctx context.Context, req *server.CallRequest, in executeArgs) (*protocol.CallToolResult, error) {
+	args, err := decodeParams(in.Params)
+	if err != nil {
+		return nil, err
+	}
+	shown := "none"
+	if len(in.Params) > 0 {
+		b, _ := json.Marshal(in.Params)
+		shown = string(b)
+	}
+	ans, err := req.Elicit("confirm_execute", &protocol.ElicitParams{
+		Message: fmt.Sprintf("The assistant wants to change the %s database with this statement:\n\n%s\n\nParameters: %s\n\nRun it?",
+			d.dialect.name(), in.SQL, shown),
+		RequestedSchema: confirmSchema,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if ans.Action != protocol.ElicitAccept {
+		return server.ErrorResult(fmt.Sprintf("Not executed: the user chose to %s; the database was not changed.", ans.Action)), nil
+	}
+	if ans.Content["confirm"] != true {
+		return server.ErrorResult("Not executed: the user did not confirm; the database was not changed."), nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, d.opts.StatementTimeout)
+	defer cancel()
+	n, err := d.dialect.exec(ctx, d.rw, in.SQL, args)
+	if err != nil {
+		return nil, d.dbError(ctx, err)
+	}
+	return server.TextResult(fmt.Sprintf("Executed; %d rows affected.", n)), nil
+}
