@@ -6,7 +6,7 @@ SUITE_DIR := conformance
 SUITE_BIN := $(CURDIR)/$(SUITE_DIR)/node_modules/.bin
 GOFILES    = $(shell find . -name '*.go' -not -path './$(SUITE_DIR)/node_modules/*')
 
-.PHONY: test check unit conformance suite fuzz bench serve clean
+.PHONY: test check unit conformance suite fuzz bench bench-inproc serve clean
 
 ## test: everything CI checks: format, vet, race-enabled unit tests, the
 ## official conformance suite against the everything-server, short fuzzing.
@@ -42,9 +42,19 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzCompileValidate$$' -fuzztime $(FUZZTIME) ./schema/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseValue$$' -fuzztime $(FUZZTIME) ./schema/
 
-## bench: the in-process benchmarks, with allocation counts.
+## bench: the loopback comparison against the other SDKs and the net/http
+## floor (bench/, its own module): interleaved rounds, medians, ratios,
+## server CPU per request and peak RSS. BENCHFLAGS passes flags to it,
+## e.g. BENCHFLAGS='-rounds 5 -c 16 -modes http-modern'.
 bench:
+	bench/run.sh $(BENCHFLAGS)
+
+## bench-inproc: the in-process benchmarks, with allocation counts: the
+## main module's, then the comparison module's (every server through
+## httptest and over pipes).
+bench-inproc:
 	$(GO) test -run '^$$' -bench . -benchmem ./transport/... ./server/ ./schema/ ./jsonrpc/
+	cd bench && $(GO) test -run '^$$' -bench . -benchmem ./...
 
 ## serve: serve the demo database on http://127.0.0.1:8080/mcp.
 serve:

@@ -92,6 +92,7 @@ func commands() []*command {
 		{"complete", "complete an argument of a prompt or resource template", runComplete},
 		{"listen", "print the server's change notifications until interrupted", runListen},
 		{"check", "check the server against the specification", runCheck},
+		{"bench", "put the server under load and report throughput and latency", runBench},
 		{"serve", "serve a database as an MCP server (serve sql)", runServe},
 		{"version", "print mcpkit's version and protocol revisions", runVersion},
 		{"help", "show help for mcpkit or a subcommand", runHelp},

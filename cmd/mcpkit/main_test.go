@@ -204,6 +204,7 @@ func TestHelp(t *testing.T) {
 		{"complete", append([]string{"-prompt", "-resource", "-context"}, common...)},
 		{"listen", append([]string{"-tools", "-prompts", "-resources-list", "-resources"}, common...)},
 		{"check", append([]string{"-call", "-args"}, common...)},
+		{"bench", append([]string{"-tool", "-args", "-c", "-d", "-n", "-warmup", "-pipeline"}, common...)},
 		{"version", []string{"-json"}},
 	}
 	for _, tt := range tests {
