@@ -1,6 +1,7 @@
 package streamable
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"math/big"
@@ -99,8 +100,8 @@ func (x *Handler) checkHeaders(h http.Header, msg *jsonrpc.Message) *jsonrpc.Err
 // the value served; ambiguous bodies are refused instead.
 func member(obj []byte, key string) (value []byte, ambiguous bool) {
 	n := 0
-	_ = jsonrpc.Members(obj, func(k string, v []byte) bool {
-		if strings.EqualFold(k, key) {
+	_ = jsonrpc.RawMembers(obj, func(k, v []byte) bool {
+		if len(k) == len(key) && bytes.EqualFold(k, []byte(key)) {
 			n++
 			value = v
 		}

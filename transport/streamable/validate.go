@@ -101,11 +101,38 @@ func isLoopbackName(h string) bool {
 }
 
 func isJSONContentType(ct string) bool {
+	if ct == "application/json" {
+		return true // the usual case, without parsing
+	}
 	if ct == "" {
 		return false
 	}
 	mt, _, err := mime.ParseMediaType(ct)
 	return err == nil && mt == "application/json"
+}
+
+// mediaRange parses one Accept element: its media range, lowercased, and
+// its q value. Elements without parameters are read without allocating.
+func mediaRange(part string) (string, float64, bool) {
+	if !strings.ContainsRune(part, ';') {
+		for i := 0; i < len(part); i++ {
+			if c := part[i]; c >= 'A' && c <= 'Z' {
+				return strings.ToLower(part), 1, strings.Count(part, "/") == 1
+			}
+		}
+		return part, 1, strings.Count(part, "/") == 1
+	}
+	mt, params, err := mime.ParseMediaType(part)
+	if err != nil {
+		return "", 0, false
+	}
+	q := 1.0
+	if qs, ok := params["q"]; ok {
+		if f, err := strconv.ParseFloat(qs, 64); err == nil {
+			q = f
+		}
+	}
+	return mt, q, true
 }
 
 // acceptance is what the client's Accept header allows.
@@ -126,21 +153,17 @@ func negotiate(values []string) acceptance {
 	jsonSpec, sseSpec := 0, 0 // how specific the range that set the q is
 	pos := 0
 	for _, v := range values {
-		for _, part := range strings.Split(v, ",") {
+		for rest := v; rest != ""; {
+			var part string
+			part, rest, _ = strings.Cut(rest, ",")
 			part = strings.TrimSpace(part)
 			if part == "" {
 				continue
 			}
 			pos++
-			mt, params, err := mime.ParseMediaType(part)
-			if err != nil {
+			mt, q, ok := mediaRange(part)
+			if !ok {
 				continue
-			}
-			q := 1.0
-			if qs, ok := params["q"]; ok {
-				if f, err := strconv.ParseFloat(qs, 64); err == nil {
-					q = f
-				}
 			}
 			// The most specific matching range decides (RFC 9110
 			// 12.5.1); among equally specific ones the highest q.
