@@ -197,7 +197,16 @@ func isFreeForm(t reflect.Type) bool {
 
 // TextResult returns a tool result of one text block.
 func TextResult(text string) *protocol.CallToolResult {
-	return &protocol.CallToolResult{Content: []protocol.Content{&protocol.TextContent{Text: text}}}
+	// One allocation holds the result, its content list and the block.
+	r := &struct {
+		res   protocol.CallToolResult
+		list  [1]protocol.Content
+		block protocol.TextContent
+	}{}
+	r.block.Text = text
+	r.list[0] = &r.block
+	r.res.Content = r.list[:]
+	return &r.res
 }
 
 // ErrorResult returns a tool result with isError set and the message as text.

@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
@@ -29,23 +30,22 @@ func (x *Handler) checkHeaders(h http.Header, msg *jsonrpc.Message) *jsonrpc.Err
 	if !ok {
 		return protocol.HeaderMismatch("missing " + HeaderProtocolVersion + " header")
 	}
-	var meta []byte
+	param := protocol.NameParam(msg.Method)
+	var body bodyMembers
 	if len(msg.Params) > 0 {
-		var ambiguous bool
-		if meta, ambiguous = member(msg.Params, "_meta"); ambiguous {
-			return ambiguousMember("_meta")
+		var amb string
+		if body, amb = scanBody(msg.Params, param); amb != "" {
+			return ambiguousMember(amb)
 		}
 	}
-	if meta != nil {
-		raw, ambiguous := member(meta, protocol.MetaProtocolVersion)
+	if body.meta != nil {
+		raw, ambiguous := member(body.meta, protocol.MetaProtocolVersion)
 		if ambiguous {
 			return ambiguousMember("_meta " + protocol.MetaProtocolVersion)
 		}
-		if raw != nil {
-			var bodyVersion string
-			if json.Unmarshal(raw, &bodyVersion) == nil && bodyVersion != version {
-				return protocol.HeaderMismatch(HeaderProtocolVersion + " header value '" + version + "' does not match _meta " + protocol.MetaProtocolVersion + " '" + bodyVersion + "'")
-			}
+		if raw != nil && raw[0] == '"' && !jsonStringIs(raw, version) {
+			bodyVersion, _ := jsonrpc.Unquote(raw)
+			return protocol.HeaderMismatch(HeaderProtocolVersion + " header value '" + version + "' does not match _meta " + protocol.MetaProtocolVersion + " '" + bodyVersion + "'")
 		}
 	}
 	method, ok := headerValue(h, HeaderMethod)
@@ -55,7 +55,6 @@ func (x *Handler) checkHeaders(h http.Header, msg *jsonrpc.Message) *jsonrpc.Err
 	if method != msg.Method {
 		return protocol.HeaderMismatch(HeaderMethod + " header value '" + method + "' does not match body method '" + msg.Method + "'")
 	}
-	param := protocol.NameParam(msg.Method)
 	if param == "" {
 		return nil
 	}
@@ -67,29 +66,71 @@ func (x *Handler) checkHeaders(h http.Header, msg *jsonrpc.Message) *jsonrpc.Err
 	if err != nil {
 		return protocol.HeaderMismatch(HeaderName + " header: " + err.Error())
 	}
-	var bodyName string
-	if len(msg.Params) > 0 {
-		v, ambiguous := member(msg.Params, param)
-		if ambiguous {
-			return ambiguousMember(param)
-		}
-		if v != nil {
-			_ = json.Unmarshal(v, &bodyName)
-		}
-	}
-	if name != bodyName {
+	if !jsonStringIs(body.name, name) && !(body.name == nil && name == "") {
+		bodyName, _ := jsonrpc.Unquote(body.name)
 		return protocol.HeaderMismatch(HeaderName + " header value '" + name + "' does not match body value '" + bodyName + "'")
 	}
 	if msg.Method == protocol.MethodToolsCall && x.params != nil {
-		if ps := x.params.ParamHeaders(bodyName); len(ps) > 0 {
-			args, ambiguous := member(msg.Params, "arguments")
-			if ambiguous {
-				return ambiguousMember("arguments")
-			}
-			return checkParamHeaders(h, ps, args)
+		if ps := x.params.ParamHeaders(name); len(ps) > 0 {
+			return checkParamHeaders(h, ps, body.arguments)
 		}
 	}
 	return nil
+}
+
+// bodyMembers are the params members the header checks compare.
+type bodyMembers struct {
+	meta, name, arguments []byte
+}
+
+// scanBody finds, in one pass, the members of params the headers mirror:
+// _meta, the Mcp-Name source (nameKey) and arguments. Keys are matched
+// without case, and a member present more than once is reported (by name)
+// as ambiguous: readers of the body would disagree about its value.
+func scanBody(params []byte, nameKey string) (bodyMembers, string) {
+	var b bodyMembers
+	var counts [3]int
+	_ = jsonrpc.RawMembers(params, func(k, v []byte) bool {
+		switch {
+		case equalFold(k, "_meta"):
+			b.meta = v
+			counts[0]++
+		case nameKey != "" && equalFold(k, nameKey):
+			b.name = v
+			counts[1]++
+		case equalFold(k, "arguments"):
+			b.arguments = v
+			counts[2]++
+		}
+		return true
+	})
+	switch {
+	case counts[0] > 1:
+		return b, "_meta"
+	case counts[1] > 1:
+		return b, nameKey
+	case counts[2] > 1:
+		return b, "arguments"
+	}
+	return b, ""
+}
+
+func equalFold(k []byte, s string) bool {
+	return len(k) == len(s) && bytes.EqualFold(k, []byte(s))
+}
+
+// jsonStringIs reports whether raw (a JSON value) is the string s, reading
+// it as the server's decoder does, without allocating in the usual case.
+func jsonStringIs(raw []byte, s string) bool {
+	if len(raw) < 2 || raw[0] != '"' {
+		return false
+	}
+	inner := raw[1 : len(raw)-1]
+	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+		return string(inner) == s
+	}
+	v, ok := jsonrpc.Unquote(raw)
+	return ok && v == s
 }
 
 // member returns the value of obj's member key as encoding/json decodes
