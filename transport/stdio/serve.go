@@ -94,11 +94,15 @@ func (c *conn) run(ctx context.Context, in io.Reader) error {
 	ctx, cancelAll := context.WithCancel(ctx)
 	defer cancelAll()
 	lines := make(chan []byte)
+	// consumed hands a line's buffer back to the reader once dispatch has
+	// decoded it (the decoded message owns a copy), so the reader reuses
+	// one buffer for every line.
+	consumed := make(chan struct{})
 	readErr := make(chan error, 1)
 	readerDone := make(chan struct{})
 	go func() {
 		defer close(readerDone)
-		readErr <- c.readLines(ctx, in, lines)
+		readErr <- c.readLines(ctx, in, lines, consumed)
 	}()
 	var err error
 loop:
@@ -106,6 +110,10 @@ loop:
 		select {
 		case line := <-lines:
 			c.dispatch(ctx, line)
+			select {
+			case consumed <- struct{}{}:
+			case <-ctx.Done():
+			}
 		case err = <-readErr:
 			break loop
 		case <-ctx.Done():
@@ -129,7 +137,7 @@ loop:
 }
 
 // readLines splits in into lines, answering over-long ones with an error.
-func (c *conn) readLines(ctx context.Context, in io.Reader, lines chan<- []byte) error {
+func (c *conn) readLines(ctx context.Context, in io.Reader, lines chan<- []byte, consumed <-chan struct{}) error {
 	r := bufio.NewReaderSize(in, 64<<10)
 	var acc []byte
 	tooLong := false
@@ -137,7 +145,7 @@ func (c *conn) readLines(ctx context.Context, in io.Reader, lines chan<- []byte)
 		chunk, err := r.ReadSlice('\n')
 		if len(chunk) > 0 && !tooLong {
 			if len(acc)+len(chunk) > c.opts.MaxLineBytes+2 {
-				tooLong, acc = true, nil
+				tooLong, acc = true, acc[:0]
 			} else {
 				acc = append(acc, chunk...)
 			}
@@ -157,8 +165,16 @@ func (c *conn) readLines(ctx context.Context, in io.Reader, lines chan<- []byte)
 				case <-ctx.Done():
 					return ctx.Err()
 				}
+				select {
+				case <-consumed:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
 			}
-			acc, tooLong = nil, false
+			acc, tooLong = acc[:0], false
+			if cap(acc) > 1<<20 {
+				acc = nil // do not keep a huge line's buffer
+			}
 			if err != nil {
 				return err
 			}
