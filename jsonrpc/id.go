@@ -49,6 +49,13 @@ func (id ID) Raw() []byte {
 	return []byte(id.raw)
 }
 
+func (id ID) appendRaw(dst []byte) []byte {
+	if id.raw == "" {
+		return append(dst, "null"...)
+	}
+	return append(dst, id.raw...)
+}
+
 // MarshalJSON encodes the ID; an absent ID encodes as null.
 func (id ID) MarshalJSON() ([]byte, error) { return id.Raw(), nil }
 

@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -216,8 +217,9 @@ func AppendNotification(dst []byte, method string, params json.RawMessage) []byt
 
 // AppendResult appends a result response to dst; result must be valid JSON.
 func AppendResult(dst []byte, id ID, result json.RawMessage) []byte {
+	dst = slices.Grow(dst, len(`{"jsonrpc":"2.0","id":,"result":}`)+len(id.raw)+4+len(result))
 	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
-	dst = append(dst, id.Raw()...)
+	dst = id.appendRaw(dst)
 	dst = append(dst, `,"result":`...)
 	dst = append(dst, result...)
 	return append(dst, '}')
@@ -227,7 +229,7 @@ func AppendResult(dst []byte, id ID, result json.RawMessage) []byte {
 // null, as JSON-RPC requires when the request's id could not be read.
 func AppendError(dst []byte, id ID, e *Error) []byte {
 	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
-	dst = append(dst, id.Raw()...)
+	dst = id.appendRaw(dst)
 	dst = append(dst, `,"error":`...)
 	dst = e.appendJSON(dst)
 	return append(dst, '}')

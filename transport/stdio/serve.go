@@ -65,10 +65,22 @@ type conn struct {
 }
 
 type call struct {
+	c      *conn
 	cancel context.CancelFunc
 	listen bool
 	mu     sync.Mutex
 	done   bool // cancelled or answered: nothing more is written
+}
+
+// Notify writes a notification for the call until it is answered or
+// cancelled; it is the call's transport.Notifier.
+func (cl *call) Notify(b []byte) error {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	if cl.done {
+		return errCallDone
+	}
+	return cl.c.write(b)
 }
 
 func newConn(h transport.Handler, out io.Writer, opts *Options) *conn {
@@ -260,7 +272,7 @@ func (c *conn) initialize(ctx context.Context, msg *jsonrpc.Message) {
 
 func (c *conn) start(ctx context.Context, msg *jsonrpc.Message, inSession bool) {
 	cctx, cancel := context.WithCancel(ctx)
-	cl := &call{cancel: cancel, listen: msg.Method == protocol.MethodSubscriptionsListen}
+	cl := &call{c: c, cancel: cancel, listen: msg.Method == protocol.MethodSubscriptionsListen}
 	c.mu.Lock()
 	if _, dup := c.inflight[msg.ID]; dup {
 		c.mu.Unlock()
@@ -274,19 +286,11 @@ func (c *conn) start(ctx context.Context, msg *jsonrpc.Message, inSession bool) 
 	go func() {
 		defer c.wg.Done()
 		defer cancel()
-		n := transport.NotifierFunc(func(b []byte) error {
-			cl.mu.Lock()
-			defer cl.mu.Unlock()
-			if cl.done {
-				return errCallDone
-			}
-			return c.write(b)
-		})
 		var resp *jsonrpc.Response
 		if inSession {
-			resp = c.currentSession().Handle(cctx, msg, n)
+			resp = c.currentSession().Handle(cctx, msg, cl)
 		} else {
-			resp = c.h.Handle(cctx, msg, n)
+			resp = c.h.Handle(cctx, msg, cl)
 		}
 		c.mu.Lock()
 		delete(c.inflight, msg.ID)
@@ -298,9 +302,21 @@ func (c *conn) start(ctx context.Context, msg *jsonrpc.Message, inSession bool) 
 			return
 		}
 		cl.done = true
-		c.write(resp.Append(nil))
+		bp := respBufs.Get().(*[]byte)
+		b := resp.Append((*bp)[:0])
+		c.write(b) // write copies b into the buffered writer
+		if cap(b) <= maxPooledResponse {
+			*bp = b
+			respBufs.Put(bp)
+		}
 	}()
 }
+
+// respBufs recycles the buffers responses are encoded into; buffers that
+// grew past maxPooledResponse are left to the collector.
+var respBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+const maxPooledResponse = 64 << 10
 
 var errCallDone = errors.New("stdio: request finished or cancelled")
 
