@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -49,13 +50,23 @@ type conn struct {
 	opts   Options
 	logger *slog.Logger
 
-	wmu  sync.Mutex
-	w    *bufio.Writer
-	werr error
+	wmu sync.Mutex
+	// writers counts the write calls waiting for or holding wmu.
+	writers atomic.Int32
+	w       *bufio.Writer
+	werr    error
 
 	mu       sync.Mutex
 	inflight map[jsonrpc.ID]*call
-	wg       sync.WaitGroup
+	wg       sync.WaitGroup // requests being served
+
+	// Requests are served by workers that outlive one request, so a
+	// request does not pay for a new goroutine growing its stack. An idle
+	// worker takes the next call from jobs; it ends after workerIdle
+	// without one, or when quit is closed.
+	jobs    chan *call
+	quit    chan struct{}
+	workers sync.WaitGroup
 
 	// The legacy session of this process, once a client sent initialize
 	// (when h serves the legacy era). It lives until the end of input.
@@ -65,11 +76,14 @@ type conn struct {
 }
 
 type call struct {
-	c      *conn
-	cancel context.CancelFunc
-	listen bool
-	mu     sync.Mutex
-	done   bool // cancelled or answered: nothing more is written
+	c         *conn
+	ctx       context.Context
+	cancel    context.CancelFunc
+	msg       *jsonrpc.Message
+	inSession bool
+	listen    bool
+	mu        sync.Mutex
+	done      bool // cancelled or answered: nothing more is written
 }
 
 // Notify writes a notification for the call until it is answered or
@@ -84,7 +98,8 @@ func (cl *call) Notify(b []byte) error {
 }
 
 func newConn(h transport.Handler, out io.Writer, opts *Options) *conn {
-	c := &conn{h: h, w: bufio.NewWriterSize(out, 64<<10), inflight: map[jsonrpc.ID]*call{}}
+	c := &conn{h: h, w: bufio.NewWriterSize(out, 64<<10), inflight: map[jsonrpc.ID]*call{},
+		jobs: make(chan *call), quit: make(chan struct{})}
 	c.legacy, _ = h.(transport.LegacyHandler)
 	if opts != nil {
 		c.opts = *opts
@@ -105,27 +120,22 @@ func newConn(h transport.Handler, out io.Writer, opts *Options) *conn {
 func (c *conn) run(ctx context.Context, in io.Reader) error {
 	ctx, cancelAll := context.WithCancel(ctx)
 	defer cancelAll()
-	lines := make(chan []byte)
-	// consumed hands a line's buffer back to the reader once dispatch has
-	// decoded it (the decoded message owns a copy), so the reader reuses
-	// one buffer for every line.
-	consumed := make(chan struct{})
+	// The reader decodes each line itself (the decoded message owns a
+	// copy of its bytes), so its line buffer is reused and the next line is
+	// read while this loop dispatches.
+	lines := make(chan decoded)
 	readErr := make(chan error, 1)
 	readerDone := make(chan struct{})
 	go func() {
 		defer close(readerDone)
-		readErr <- c.readLines(ctx, in, lines, consumed)
+		readErr <- c.readLines(ctx, in, lines)
 	}()
 	var err error
 loop:
 	for {
 		select {
-		case line := <-lines:
-			c.dispatch(ctx, line)
-			select {
-			case consumed <- struct{}{}:
-			case <-ctx.Done():
-			}
+		case d := <-lines:
+			c.dispatch(ctx, d.msg, d.err)
 		case err = <-readErr:
 			break loop
 		case <-ctx.Done():
@@ -134,6 +144,8 @@ loop:
 		}
 	}
 	c.shutdown(cancelAll)
+	close(c.quit)
+	c.workers.Wait()
 	// The reader goroutine ends at end of input; when ctx ended first it
 	// may still be blocked in a read the caller must unblock by closing in.
 	if errors.Is(err, io.EOF) {
@@ -148,13 +160,32 @@ loop:
 	return err
 }
 
-// readLines splits in into lines, answering over-long ones with an error.
-func (c *conn) readLines(ctx context.Context, in io.Reader, lines chan<- []byte, consumed <-chan struct{}) error {
+// decoded is one input line after jsonrpc.Decode.
+type decoded struct {
+	msg *jsonrpc.Message
+	err error
+}
+
+// readLines splits in into lines and decodes them, answering over-long ones
+// with an error.
+func (c *conn) readLines(ctx context.Context, in io.Reader, lines chan<- decoded) error {
 	r := bufio.NewReaderSize(in, 64<<10)
 	var acc []byte
 	tooLong := false
 	for {
 		chunk, err := r.ReadSlice('\n')
+		if err == nil && len(acc) == 0 && !tooLong && len(chunk) <= c.opts.MaxLineBytes+2 {
+			// The common case: a whole line in the reader's buffer.
+			if line := bytes.TrimSpace(chunk); len(line) > 0 && len(bytes.TrimRight(chunk, "\r\n")) <= c.opts.MaxLineBytes {
+				msg, derr := jsonrpc.Decode(line)
+				select {
+				case lines <- decoded{msg, derr}:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+				continue
+			}
+		}
 		if len(chunk) > 0 && !tooLong {
 			if len(acc)+len(chunk) > c.opts.MaxLineBytes+2 {
 				tooLong, acc = true, acc[:0]
@@ -172,13 +203,9 @@ func (c *conn) readLines(ctx context.Context, in io.Reader, lines chan<- []byte,
 				c.write(jsonrpc.AppendError(nil, jsonrpc.ID{}, jsonrpc.NewError(protocol.CodeInvalidRequest,
 					"message exceeds the limit of "+strconv.Itoa(c.opts.MaxLineBytes)+" bytes", nil)))
 			} else if line := bytes.TrimSpace(acc); len(line) > 0 {
+				msg, derr := jsonrpc.Decode(line)
 				select {
-				case lines <- line:
-				case <-ctx.Done():
-					return ctx.Err()
-				}
-				select {
-				case <-consumed:
+				case lines <- decoded{msg, derr}:
 				case <-ctx.Done():
 					return ctx.Err()
 				}
@@ -198,8 +225,7 @@ func (c *conn) readLines(ctx context.Context, in io.Reader, lines chan<- []byte,
 	}
 }
 
-func (c *conn) dispatch(ctx context.Context, line []byte) {
-	msg, err := jsonrpc.Decode(line)
+func (c *conn) dispatch(ctx context.Context, msg *jsonrpc.Message, err error) {
 	if err != nil {
 		var id jsonrpc.ID
 		if msg != nil {
@@ -272,7 +298,8 @@ func (c *conn) initialize(ctx context.Context, msg *jsonrpc.Message) {
 
 func (c *conn) start(ctx context.Context, msg *jsonrpc.Message, inSession bool) {
 	cctx, cancel := context.WithCancel(ctx)
-	cl := &call{c: c, cancel: cancel, listen: msg.Method == protocol.MethodSubscriptionsListen}
+	cl := &call{c: c, ctx: cctx, cancel: cancel, msg: msg, inSession: inSession,
+		listen: msg.Method == protocol.MethodSubscriptionsListen}
 	c.mu.Lock()
 	if _, dup := c.inflight[msg.ID]; dup {
 		c.mu.Unlock()
@@ -283,33 +310,64 @@ func (c *conn) start(ctx context.Context, msg *jsonrpc.Message, inSession bool) 
 	c.inflight[msg.ID] = cl
 	c.mu.Unlock()
 	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		defer cancel()
-		var resp *jsonrpc.Response
-		if inSession {
-			resp = c.currentSession().Handle(cctx, msg, cl)
-		} else {
-			resp = c.h.Handle(cctx, msg, cl)
-		}
-		c.mu.Lock()
-		delete(c.inflight, msg.ID)
-		c.mu.Unlock()
-		cl.mu.Lock()
-		defer cl.mu.Unlock()
-		if cl.done || resp == nil {
-			cl.done = true
+	select {
+	case c.jobs <- cl:
+	default:
+		c.workers.Add(1)
+		go c.worker(cl)
+	}
+}
+
+// workerIdle is how long a worker waits for another request before ending.
+const workerIdle = 30 * time.Second
+
+// worker serves first, then whatever calls arrive on jobs, until it has
+// been idle for workerIdle or the connection shuts down.
+func (c *conn) worker(first *call) {
+	defer c.workers.Done()
+	c.serve(first)
+	idle := time.NewTimer(workerIdle)
+	defer idle.Stop()
+	for {
+		select {
+		case cl := <-c.jobs:
+			c.serve(cl)
+			idle.Reset(workerIdle)
+		case <-idle.C:
+			return
+		case <-c.quit:
 			return
 		}
+	}
+}
+
+// serve handles one call and writes its response, unless it was cancelled.
+func (c *conn) serve(cl *call) {
+	defer c.wg.Done()
+	defer cl.cancel()
+	var resp *jsonrpc.Response
+	if cl.inSession {
+		resp = c.currentSession().Handle(cl.ctx, cl.msg, cl)
+	} else {
+		resp = c.h.Handle(cl.ctx, cl.msg, cl)
+	}
+	c.mu.Lock()
+	delete(c.inflight, cl.msg.ID)
+	c.mu.Unlock()
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	if cl.done || resp == nil {
 		cl.done = true
-		bp := respBufs.Get().(*[]byte)
-		b := resp.Append((*bp)[:0])
-		c.write(b) // write copies b into the buffered writer
-		if cap(b) <= maxPooledResponse {
-			*bp = b
-			respBufs.Put(bp)
-		}
-	}()
+		return
+	}
+	cl.done = true
+	bp := respBufs.Get().(*[]byte)
+	b := resp.Append((*bp)[:0])
+	c.write(b) // write copies b into the buffered writer
+	if cap(b) <= maxPooledResponse {
+		*bp = b
+		respBufs.Put(bp)
+	}
 }
 
 // respBufs recycles the buffers responses are encoded into; buffers that
@@ -374,8 +432,12 @@ func (c *conn) shutdown(cancelAll context.CancelFunc) {
 
 // write sends one message as a line and flushes it.
 func (c *conn) write(msg []byte) error {
+	// Writers queued behind this one will flush what it leaves buffered:
+	// only the last of a burst of responses pays for the system call.
+	c.writers.Add(1)
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
+	last := c.writers.Add(-1) == 0
 	if c.werr != nil {
 		return c.werr
 	}
@@ -397,6 +459,9 @@ func (c *conn) write(msg []byte) error {
 	if err := c.w.WriteByte('\n'); err != nil {
 		c.werr = err
 		return err
+	}
+	if !last {
+		return nil
 	}
 	if err := c.w.Flush(); err != nil {
 		c.werr = fmt.Errorf("stdio: writing: %w", err)
