@@ -53,16 +53,11 @@ model). Ctrl-C cancels the call on the server and exits 130.`,
 		return s.usageError(err.Error())
 	}
 
-	o := s.clientOptions()
-	o.Elicitation = el.handle
-	defer el.close()
-	octx, cancel := s.opContext()
-	defer cancel()
-	sess, code := s.connect(octx, o)
+	sess, octx, cleanup, code := el.connect(s)
 	if sess == nil {
 		return code
 	}
-	defer sess.Close()
+	defer cleanup()
 
 	arguments := map[string]any{}
 	for k, v := range base {

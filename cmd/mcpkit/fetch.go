@@ -26,16 +26,11 @@ summarized on a terminal. --json prints the raw ReadResourceResult.`,
 	if code := el.parseFlags(s); code != 0 {
 		return code
 	}
-	o := s.clientOptions()
-	o.Elicitation = el.handle
-	defer el.close()
-	octx, cancel := s.opContext()
-	defer cancel()
-	sess, code := s.connect(octx, o)
+	sess, octx, cleanup, code := el.connect(s)
 	if sess == nil {
 		return code
 	}
-	defer sess.Close()
+	defer cleanup()
 	res, err := sess.ReadResource(octx, rest[0], nil)
 	if err != nil {
 		return el.fail(s, err)
@@ -89,16 +84,11 @@ messages, each after its role; content other than text is summarized.
 	if code := el.parseFlags(s); code != 0 {
 		return code
 	}
-	o := s.clientOptions()
-	o.Elicitation = el.handle
-	defer el.close()
-	octx, cancel := s.opContext()
-	defer cancel()
-	sess, code := s.connect(octx, o)
+	sess, octx, cleanup, code := el.connect(s)
 	if sess == nil {
 		return code
 	}
-	defer sess.Close()
+	defer cleanup()
 	res, err := sess.GetPrompt(octx, rest[0], arguments, nil)
 	if err != nil {
 		return el.fail(s, err)
@@ -225,4 +215,24 @@ func (a *answerFlags) fail(s *sub, err error) int {
 		return exitFailed
 	}
 	return s.fail(err, false)
+}
+
+// connect connects with the elicitation answers in place. On success it
+// returns the session, the operation's context and a cleanup the caller
+// defers; otherwise a nil session and the exit code.
+func (a *answerFlags) connect(s *sub) (*client.Session, context.Context, func(), int) {
+	o := s.clientOptions()
+	o.Elicitation = a.handle
+	octx, cancel := s.opContext()
+	sess, code := s.connect(octx, o)
+	if sess == nil {
+		cancel()
+		a.close()
+		return nil, nil, nil, code
+	}
+	return sess, octx, func() {
+		sess.Close()
+		cancel()
+		a.close()
+	}, 0
 }
