@@ -303,8 +303,10 @@ func (a *Adapter) Close() error {
 	return nil
 }
 
-// background starts the goroutine that fans the core's change feed out to
-// sessions and expires idle ones. Close stops it.
+// background subscribes to the core's change feed, before the first
+// session's initialize is answered so that no change after it is missed,
+// and starts the goroutine that fans the feed out to sessions and expires
+// idle ones. Close stops it.
 func (a *Adapter) background() {
 	ctx, cancel := context.WithCancel(context.Background())
 	a.mu.Lock()
@@ -316,17 +318,19 @@ func (a *Adapter) background() {
 	}
 	a.stop = cancel
 	a.mu.Unlock()
+	events, err := a.core.Feed().Subscribe(ctx)
 	go func() {
 		defer close(a.done)
-		a.run(ctx)
+		a.run(ctx, events, err)
 	}()
 }
 
-func (a *Adapter) run(ctx context.Context) {
+// run delivers the feed's events from the subscription background made,
+// subscribing again whenever the feed drops it.
+func (a *Adapter) run(ctx context.Context, events <-chan server.Event, err error) {
 	sweep := time.NewTicker(sweepInterval(a.opts.IdleTimeout))
 	defer sweep.Stop()
 	for {
-		events, err := a.core.Feed().Subscribe(ctx)
 		if err != nil {
 			a.logger.Error("subscribing to the change feed", "err", err)
 			return
@@ -345,6 +349,7 @@ func (a *Adapter) run(ctx context.Context) {
 				a.deliver(e)
 			}
 		}
+		events, err = a.core.Feed().Subscribe(ctx)
 	}
 }
 

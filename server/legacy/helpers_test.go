@@ -297,12 +297,14 @@ func eventually(t testing.TB, what string, cond func() bool) {
 	}
 }
 
-// feedReady waits until the adapter's background goroutine has subscribed
-// to the core's change feed, so that no event the test publishes is lost.
+// feedReady checks that the adapter is subscribed to the core's change
+// feed: it must be once an initialize is answered, or the changes that
+// follow it are lost.
 func feedReady(t testing.TB, core *tiny) {
 	t.Helper()
-	f := core.Feed().(*server.MemoryFeed)
-	eventually(t, "the adapter to subscribe to the feed", func() bool { return f.Subscribers() > 0 })
+	if n := core.Feed().(*server.MemoryFeed).Subscribers(); n == 0 {
+		t.Fatal("the adapter is not subscribed to the change feed after initialize")
+	}
 }
 
 // errorCode returns the error code of a response, failing if it has none.
