@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"syscall"
@@ -25,6 +26,7 @@ func main() {
 	name := flag.String("impl", "mcpkit", "the implementation: floor, mcpkit, gosdk or mcpgo")
 	addr := flag.String("addr", "127.0.0.1:0", "HTTP listen address; the endpoint is /mcp")
 	useStdio := flag.Bool("stdio", false, "serve over stdin/stdout instead of HTTP")
+	withPprof := flag.Bool("pprof", false, "also serve net/http/pprof at /debug/pprof/ (HTTP only)")
 	flag.Parse()
 	impl, ok := servers.Lookup(*name)
 	if !ok {
@@ -33,13 +35,13 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, impl, *addr, *useStdio); err != nil {
+	if err := run(ctx, impl, *addr, *useStdio, *withPprof); err != nil {
 		fmt.Fprintln(os.Stderr, "benchserver:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, impl servers.Impl, addr string, useStdio bool) error {
+func run(ctx context.Context, impl servers.Impl, addr string, useStdio, withPprof bool) error {
 	if useStdio {
 		return impl.Stdio(ctx, os.Stdin, os.Stdout)
 	}
@@ -47,6 +49,9 @@ func run(ctx context.Context, impl servers.Impl, addr string, useStdio bool) err
 	defer release()
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
+	if withPprof {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err

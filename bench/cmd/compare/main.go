@@ -68,7 +68,15 @@ func main() {
 	d := flag.Duration("d", 2*time.Second, "measured duration of each run")
 	warmup := flag.Duration("warmup", 500*time.Millisecond, "warm-up of each run")
 	jsonOut := flag.String("json", "", "also write every sample to this JSON `file`")
+	idle := flag.Int("idle-listen", 0, "instead, measure the mcpkit server's memory per idle subscriptions/listen stream with this `many` open")
 	flag.Parse()
+	if *idle > 0 {
+		if err := idleListen(*server, *idle); err != nil {
+			fmt.Fprintln(os.Stderr, "compare:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	var cs []int
 	for _, f := range strings.Split(*levels, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -217,19 +225,7 @@ func cpuTime(pid int) (time.Duration, error) {
 }
 
 // peakRSS returns VmHWM of process pid in KiB, or 0.
-func peakRSS(pid int) int64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return n
-		}
-	}
-	return 0
-}
+func peakRSS(pid int) int64 { return procStatus(pid, "VmHWM:") }
 
 func median(xs []float64) float64 {
 	if len(xs) == 0 {
