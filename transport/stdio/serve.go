@@ -430,10 +430,10 @@ func (c *conn) shutdown(cancelAll context.CancelFunc) {
 	c.flush()
 }
 
-// write sends one message as a line and flushes it.
+// write sends one message as a line and flushes it, unless another write
+// is already queued behind it: that one flushes both, so only the last of a
+// burst of concurrent responses pays for the system call.
 func (c *conn) write(msg []byte) error {
-	// Writers queued behind this one will flush what it leaves buffered:
-	// only the last of a burst of responses pays for the system call.
 	c.writers.Add(1)
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
