@@ -177,11 +177,8 @@ func (c *conn) readLines(ctx context.Context, in io.Reader, lines chan<- decoded
 		if err == nil && len(acc) == 0 && !tooLong && len(chunk) <= c.opts.MaxLineBytes+2 {
 			// The common case: a whole line in the reader's buffer.
 			if line := bytes.TrimSpace(chunk); len(line) > 0 && len(bytes.TrimRight(chunk, "\r\n")) <= c.opts.MaxLineBytes {
-				msg, derr := jsonrpc.Decode(line)
-				select {
-				case lines <- decoded{msg, derr}:
-				case <-ctx.Done():
-					return ctx.Err()
+				if err := emit(ctx, lines, line); err != nil {
+					return err
 				}
 				continue
 			}
@@ -203,11 +200,8 @@ func (c *conn) readLines(ctx context.Context, in io.Reader, lines chan<- decoded
 				c.write(jsonrpc.AppendError(nil, jsonrpc.ID{}, jsonrpc.NewError(protocol.CodeInvalidRequest,
 					"message exceeds the limit of "+strconv.Itoa(c.opts.MaxLineBytes)+" bytes", nil)))
 			} else if line := bytes.TrimSpace(acc); len(line) > 0 {
-				msg, derr := jsonrpc.Decode(line)
-				select {
-				case lines <- decoded{msg, derr}:
-				case <-ctx.Done():
-					return ctx.Err()
+				if err := emit(ctx, lines, line); err != nil {
+					return err
 				}
 			}
 			acc, tooLong = acc[:0], false
@@ -222,6 +216,17 @@ func (c *conn) readLines(ctx context.Context, in io.Reader, lines chan<- decoded
 		default:
 			return err
 		}
+	}
+}
+
+// emit decodes line and hands it to the run loop.
+func emit(ctx context.Context, lines chan<- decoded, line []byte) error {
+	msg, err := jsonrpc.Decode(line)
+	select {
+	case lines <- decoded{msg, err}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
