@@ -36,10 +36,7 @@ summarized on a terminal. --json prints the raw ReadResourceResult.`,
 		return el.fail(s, err)
 	}
 	if s.c.json {
-		if err := writeResult(e.Stdout, res, sess.Era() == client.EraLegacy); err != nil {
-			return s.fail(err, false)
-		}
-		return exitOK
+		return s.printResult(sess, res)
 	}
 	for _, c := range res.Contents {
 		switch {
@@ -94,10 +91,7 @@ messages, each after its role; content other than text is summarized.
 		return el.fail(s, err)
 	}
 	if s.c.json {
-		if err := writeResult(e.Stdout, res, sess.Era() == client.EraLegacy); err != nil {
-			return s.fail(err, false)
-		}
-		return exitOK
+		return s.printResult(sess, res)
 	}
 	if res.Description != "" {
 		fmt.Fprintf(e.Stdout, "# %s\n\n", oneLine(res.Description))
@@ -165,10 +159,7 @@ Prints one value per line; --json prints the raw completion.`,
 		return s.fail(err, false)
 	}
 	if s.c.json {
-		if err := writeResult(e.Stdout, c, sess.Era() == client.EraLegacy); err != nil {
-			return s.fail(err, false)
-		}
-		return exitOK
+		return s.printResult(sess, c)
 	}
 	for _, v := range c.Values {
 		fmt.Fprintln(e.Stdout, v)
@@ -235,4 +226,12 @@ func (a *answerFlags) connect(s *sub) (*client.Session, context.Context, func(),
 		cancel()
 		a.close()
 	}, 0
+}
+
+// printResult prints a result as --json asks and returns the exit code.
+func (s *sub) printResult(sess *client.Session, v any) int {
+	if err := writeResult(s.e.Stdout, v, sess.Era() == client.EraLegacy); err != nil {
+		return s.fail(err, false)
+	}
+	return exitOK
 }
