@@ -38,13 +38,11 @@ cache hints of server/discover.`, "[flags] TARGET", "[flags] -- command args..."
 	if len(rest) > 0 {
 		return s.usageError(fmt.Sprintf("unexpected argument %q", rest[0]))
 	}
-	octx, cancel := s.opContext()
-	defer cancel()
-	sess, code := s.connect(octx, s.clientOptions())
+	sess, octx, closeAll, code := s.open(s.clientOptions())
 	if sess == nil {
 		return code
 	}
-	defer sess.Close()
+	defer closeAll()
 	d := &discovery{
 		ServerInfo:        sess.ServerInfo(),
 		Era:               sess.Era().String(),

@@ -147,13 +147,11 @@ Prints one value per line; --json prints the raw completion.`,
 	for _, p := range pairs {
 		resolved[p.key] = p.value
 	}
-	octx, cancel := s.opContext()
-	defer cancel()
-	sess, code := s.connect(octx, s.clientOptions())
+	sess, octx, closeAll, code := s.open(s.clientOptions())
 	if sess == nil {
 		return code
 	}
-	defer sess.Close()
+	defer closeAll()
 	c, err := sess.Complete(octx, ref, arg, resolved)
 	if err != nil {
 		return s.fail(err, false)
@@ -214,16 +212,13 @@ func (a *answerFlags) fail(s *sub, err error) int {
 func (a *answerFlags) connect(s *sub) (*client.Session, context.Context, func(), int) {
 	o := s.clientOptions()
 	o.Elicitation = a.handle
-	octx, cancel := s.opContext()
-	sess, code := s.connect(octx, o)
+	sess, octx, closeAll, code := s.open(o)
 	if sess == nil {
-		cancel()
 		a.close()
 		return nil, nil, nil, code
 	}
 	return sess, octx, func() {
-		sess.Close()
-		cancel()
+		closeAll()
 		a.close()
 	}, 0
 }

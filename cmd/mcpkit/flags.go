@@ -283,3 +283,20 @@ func (s *sub) errorf(format string, args ...any) {
 	s.status.clear()
 	fmt.Fprintf(s.e.Stderr, "mcpkit %s: %s\n", s.name, oneLine(fmt.Sprintf(format, args...)))
 }
+
+// open connects within the operation's context. On success it returns the
+// session, that context and a cleanup the caller defers (closing the
+// session, then ending the context); otherwise a nil session and the exit
+// code.
+func (s *sub) open(o *client.Options) (*client.Session, context.Context, func(), int) {
+	octx, cancel := s.opContext()
+	sess, code := s.connect(octx, o)
+	if sess == nil {
+		cancel()
+		return nil, nil, nil, code
+	}
+	return sess, octx, func() {
+		sess.Close()
+		cancel()
+	}, 0
+}

@@ -98,13 +98,11 @@ A table on a terminal (long cells shortened), the raw list result with
 		if len(rest) > 0 {
 			return s.usageError(fmt.Sprintf("unexpected argument %q", rest[0]))
 		}
-		octx, cancel := s.opContext()
-		defer cancel()
-		sess, code := s.connect(octx, s.clientOptions())
+		sess, octx, closeAll, code := s.open(s.clientOptions())
 		if sess == nil {
 			return code
 		}
-		defer sess.Close()
+		defer closeAll()
 		res, t, err := l.list(octx, sess, &client.ListOptions{All: *all})
 		if err != nil {
 			return s.fail(err, false)

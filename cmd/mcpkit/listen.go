@@ -37,13 +37,11 @@ and subscribing only.`,
 	if !filter.ToolsListChanged && !filter.PromptsListChanged && !filter.ResourcesListChanged && len(filter.ResourceSubscriptions) == 0 {
 		filter.ToolsListChanged, filter.PromptsListChanged, filter.ResourcesListChanged = true, true, true
 	}
-	octx, cancel := s.opContext()
-	defer cancel()
-	sess, code := s.connect(octx, s.clientOptions())
+	sess, octx, closeAll, code := s.open(s.clientOptions())
 	if sess == nil {
 		return code
 	}
-	defer sess.Close()
+	defer closeAll()
 	sub, err := sess.Listen(octx, filter)
 	if err != nil {
 		if ctx.Err() != nil {
