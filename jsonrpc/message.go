@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"slices"
 	"unicode/utf8"
+
+	"github.com/mcpkit/mcpkit/internal/jsonvalid"
 )
 
 // Version is the only JSON-RPC version this package speaks.
@@ -52,7 +54,7 @@ func Decode(data []byte) (*Message, error) {
 	if len(trimmed) == 0 {
 		return nil, NewError(CodeParseError, "parse error: empty message", nil)
 	}
-	if !json.Valid(trimmed) {
+	if !jsonvalid.Valid(trimmed) {
 		return nil, NewError(CodeParseError, "parse error: invalid JSON", nil)
 	}
 	if trimmed[0] != '{' {

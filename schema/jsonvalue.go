@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"unicode/utf8"
+
+	"github.com/mcpkit/mcpkit/internal/jsonvalid"
 )
 
 var errInvalidJSON = errors.New("invalid JSON")
@@ -13,7 +15,7 @@ var errInvalidJSON = errors.New("invalid JSON")
 // nil), without its decoder's buffers: instance validation runs on every
 // tool call.
 func parseValue(data []byte) (any, error) {
-	if !json.Valid(data) {
+	if !jsonvalid.Valid(data) {
 		// Let encoding/json name the error.
 		var v any
 		if err := json.Unmarshal(data, &v); err != nil {
