@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -186,5 +187,32 @@ func TestListPaginationAndOrder(t *testing.T) {
 	m = result(t, do(t, s, protocol.MethodToolsList, params(t, map[string]any{"cursor": next}, `{}`)))
 	if first := m["tools"].([]any)[0].(map[string]any)["name"]; first != "c" {
 		t.Fatalf("after removal the next page starts at %v", first)
+	}
+}
+
+// TestTypedToolExactMemberNames checks that arguments fill fields only
+// under their exact names, the ones the input schema validated: with a
+// schema that allows other properties, "TEXT" must not fill Text.
+func TestTypedToolExactMemberNames(t *testing.T) {
+	s := newTestServer(nil)
+	type args struct {
+		Text string `json:"text"`
+		N    int    `json:"n"`
+	}
+	schema := json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"},"n":{"type":"integer"}}}`)
+	AddTool(s, &protocol.Tool{Name: "echo", InputSchema: schema}, func(ctx context.Context, req *CallRequest, in args) (string, error) {
+		return fmt.Sprintf("%q %d", in.Text, in.N), nil
+	})
+	for _, c := range []struct {
+		args map[string]any
+		want string
+	}{
+		{map[string]any{"text": "a", "n": 1}, `"a" 1`},
+		{map[string]any{"TEXT": 7, "Text": "b", "N": "x"}, `"" 0`},
+	} {
+		m := result(t, do(t, s, protocol.MethodToolsCall, params(t, map[string]any{"name": "echo", "arguments": c.args}, `{}`)))
+		if got := m["content"].([]any)[0].(map[string]any)["text"]; got != c.want || m["isError"] == true {
+			t.Errorf("%v: %v", c.args, m)
+		}
 	}
 }
