@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"sync"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
@@ -26,6 +27,11 @@ type ProgressToken = jsonrpc.ID
 // RequestMeta is the _meta of a client request: the per-request protocol
 // fields of revision 2026-07-28 plus trace context. Keys it does not name are
 // kept in Extra.
+//
+// A client sends the same clientInfo and clientCapabilities with every
+// request, so UnmarshalJSON decodes each distinct encoding once: requests
+// that carried the same bytes share the *Implementation and
+// *ClientCapabilities values, which are therefore read-only.
 type RequestMeta struct {
 	ProgressToken      *ProgressToken      `json:"progressToken,omitempty"`
 	ProtocolVersion    string              `json:"io.modelcontextprotocol/protocolVersion,omitempty"`
@@ -80,21 +86,37 @@ func (m *RequestMeta) UnmarshalJSON(b []byte) error {
 	serr := jsonrpc.RawMembers(b, func(key, v []byte) bool {
 		switch string(key) {
 		case MetaProtocolVersion:
+			if known, ok := knownVersions[string(v)]; ok {
+				m.ProtocolVersion = known
+				break
+			}
 			str(MetaProtocolVersion, v, &m.ProtocolVersion)
 		case MetaClientCapabilities:
-			switch {
-			case string(v) == "null":
-			case string(v) == "{}":
-				m.ClientCapabilities = &ClientCapabilities{}
-			default:
-				c := &ClientCapabilities{}
-				if err = json.Unmarshal(v, c); err == nil {
-					m.ClientCapabilities = c
-				}
+			if string(v) == "null" {
+				break
+			}
+			if c := capsCache.get(v); c != nil {
+				m.ClientCapabilities = c
+				break
+			}
+			c := &ClientCapabilities{}
+			if string(v) != "{}" {
+				err = json.Unmarshal(v, c)
+			}
+			if err == nil {
+				m.ClientCapabilities = c
+				capsCache.put(v, c)
 			}
 		case MetaClientInfo:
-			if string(v) != "null" {
-				m.ClientInfo, err = decodeImplementation(v)
+			if string(v) == "null" {
+				break
+			}
+			if c := infoCache.get(v); c != nil {
+				m.ClientInfo = c
+				break
+			}
+			if m.ClientInfo, err = decodeImplementation(v); err == nil {
+				infoCache.put(v, m.ClientInfo)
 			}
 		case MetaLogLevel:
 			var l string
@@ -125,6 +147,50 @@ func (m *RequestMeta) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	return serr
+}
+
+// knownVersions maps the encoded revisions to their names, so that the
+// per-request protocol version is read without allocating.
+var knownVersions = map[string]string{
+	`"2026-07-28"`: "2026-07-28", `"2025-11-25"`: "2025-11-25",
+	`"2025-06-18"`: "2025-06-18", `"2025-03-26"`: "2025-03-26",
+}
+
+// decodeCache maps the encoding of a _meta member to its decoded value.
+// It holds at most decodeCacheSize entries of at most decodeCacheKey bytes;
+// when full it starts over.
+type decodeCache[T any] struct {
+	mu sync.RWMutex
+	m  map[string]*T
+}
+
+const (
+	decodeCacheSize = 256
+	decodeCacheKey  = 2048
+)
+
+var (
+	capsCache decodeCache[ClientCapabilities]
+	infoCache decodeCache[Implementation]
+)
+
+func (c *decodeCache[T]) get(raw []byte) *T {
+	c.mu.RLock()
+	v := c.m[string(raw)]
+	c.mu.RUnlock()
+	return v
+}
+
+func (c *decodeCache[T]) put(raw []byte, v *T) {
+	if len(raw) > decodeCacheKey {
+		return
+	}
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= decodeCacheSize {
+		c.m = make(map[string]*T)
+	}
+	c.m[string(raw)] = v
+	c.mu.Unlock()
 }
 
 // ResultMeta is the _meta of a result. The server fills ServerInfo; on the

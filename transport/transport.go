@@ -99,6 +99,25 @@ type Session interface {
 	Attachment(create func() any) any
 }
 
+// AsyncHandler is implemented by handlers that can serve a request without
+// holding the caller's goroutine for its whole life: subscriptions/listen,
+// which lasts as long as its client stays. HandleAsync calls done exactly
+// once with the response (nil when none must be sent), before it returns or
+// later from another goroutine. Until then notifications go to n, possibly
+// from other goroutines (a change feed's publisher): n.Notify must not block.
+type AsyncHandler interface {
+	HandleAsync(ctx context.Context, msg *jsonrpc.Message, n Notifier, done func(*jsonrpc.Response))
+}
+
+// RequestCanceller is implemented by notifiers whose transport gave the
+// request a context of its own: CancelRequest cancels that context. A
+// handler that must be able to cancel the request itself (a legacy session,
+// on notifications/cancelled or when it ends) uses it rather than deriving
+// another cancellable context per request.
+type RequestCanceller interface {
+	CancelRequest()
+}
+
 // StreamCloser is implemented by notifiers whose stream a handler may close
 // without ending the request: a legacy-era (2025-11-25) SSE response, which
 // the client resumes with Last-Event-ID to receive the rest. Modern streams

@@ -110,7 +110,8 @@ func (s *Session) ask(ctx context.Context, n transport.Notifier, method string, 
 // per-request _meta, keeping the request's own _meta members (such as a
 // progressToken) and dropping MRTR members, which only the session sets.
 func (s *Session) modernParams(params []byte) ([]byte, error) {
-	out := make([]byte, 0, len(params)+256)
+	members := s.metaMembers()
+	out := make([]byte, 0, len(params)+len(members)+64)
 	out = append(out, '{')
 	var own []byte
 	if len(params) > 0 {
@@ -132,31 +133,32 @@ func (s *Session) modernParams(params []byte) ([]byte, error) {
 			return nil, protocol.InvalidParams("malformed params")
 		}
 	}
-	meta := make([]byte, 0, 256)
-	meta = append(meta, '{')
+	if len(out) > 1 {
+		out = append(out, ',')
+	}
+	out = append(out, `"_meta":{`...)
 	if own != nil && own[0] == '{' {
 		_ = jsonrpc.RawMembers(own, func(key, value []byte) bool {
 			switch string(key) {
 			case protocol.MetaProtocolVersion, protocol.MetaClientCapabilities, protocol.MetaClientInfo, protocol.MetaLogLevel:
 				return true
 			}
-			meta = appendMember(meta, key, value)
+			out = appendQuoted(out, key)
+			out = append(out, ':')
+			out = append(out, value...)
+			out = append(out, ',')
 			return true
 		})
 	}
-	if len(meta) > 1 {
-		meta = append(meta, ',')
-	}
-	meta = append(meta, s.metaMembers()...)
+	out = append(out, members...)
 	s.mu.Lock()
 	level := s.logLevel
 	s.mu.Unlock()
 	if level != "" {
-		meta = appendMember(meta, []byte(protocol.MetaLogLevel), quote(string(level)))
+		out = append(out, `,"`+protocol.MetaLogLevel+`":`...)
+		out = appendQuoted(out, []byte(level))
 	}
-	meta = append(meta, '}')
-	out = appendMember(out, []byte("_meta"), meta)
-	return append(out, '}'), nil
+	return append(out, '}', '}'), nil
 }
 
 // withInput returns params with the MRTR members of a retry added.

@@ -30,7 +30,7 @@ type Session struct {
 	initialized bool
 	logLevel    protocol.LoggingLevel
 	subs        map[string]bool
-	inflight    map[jsonrpc.ID]context.CancelFunc
+	inflight    map[jsonrpc.ID]func()
 	pending     map[jsonrpc.ID]chan *jsonrpc.Message
 	queue       [][]byte
 	wake        chan struct{} // closed and replaced when the queue grows
@@ -63,7 +63,7 @@ var _ transport.Session = (*Session)(nil)
 func (a *Adapter) newSession(version string, caps *protocol.ClientCapabilities, info *protocol.Implementation) *Session {
 	s := &Session{
 		a: a, id: newSessionID(), version: version, caps: caps, info: info,
-		subs: map[string]bool{}, inflight: map[jsonrpc.ID]context.CancelFunc{},
+		subs: map[string]bool{}, inflight: map[jsonrpc.ID]func(){},
 		pending: map[jsonrpc.ID]chan *jsonrpc.Message{},
 		wake:    make(chan struct{}), done: make(chan struct{}),
 	}
@@ -212,8 +212,18 @@ func (s *Session) HandleResponse(ctx context.Context, msg *jsonrpc.Message) {
 // Handle answers a request of the session.
 func (s *Session) Handle(ctx context.Context, msg *jsonrpc.Message, n transport.Notifier) *jsonrpc.Response {
 	s.touch()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	// The session cancels its requests (notifications/cancelled, its
+	// end). When the transport already gave the request a cancellable
+	// context of its own, that one is used.
+	var cancel func()
+	if c, ok := n.(transport.RequestCanceller); ok {
+		cancel = c.CancelRequest
+	} else {
+		var stop context.CancelFunc
+		ctx, stop = context.WithCancel(ctx)
+		defer stop()
+		cancel = stop
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
