@@ -59,14 +59,24 @@ type conn struct {
 	mu       sync.Mutex
 	inflight map[jsonrpc.ID]*call
 	wg       sync.WaitGroup // requests being served
+	closing  bool           // set by shutdown: no request starts after it
 
-	// Requests are served by workers that outlive one request, so a
-	// request does not pay for a new goroutine growing its stack. An idle
-	// worker takes the next call from jobs; it ends after workerIdle
-	// without one, or when quit is closed.
-	jobs    chan *call
-	quit    chan struct{}
-	workers sync.WaitGroup
+	// Requests are served by a few workers (poolSize) from a FIFO queue,
+	// so that cheap requests run on warm goroutines rather than one each.
+	// A handler that blocks (I/O, waiting for the client) must not hold up
+	// the queue: when queued requests see no progress for stallAfter, more
+	// workers start, and those beyond the pool end once the queue is
+	// empty. subscriptions/listen streams, which last, get a goroutine of
+	// their own. A worker ends after workerIdle periods without a request,
+	// or when quit is closed.
+	queue      chan *call
+	nworkers   atomic.Int32  // running workers
+	taken      atomic.Uint64 // requests taken from the queue so far
+	stallArmed atomic.Bool
+	stallSeen  atomic.Uint64 // taken when the stall timer was armed
+	stall      *time.Timer
+	quit       chan struct{}
+	workers    sync.WaitGroup
 
 	// The legacy session of this process, once a client sent initialize
 	// (when h serves the legacy era). It lives until the end of input.
@@ -97,9 +107,15 @@ func (cl *call) Notify(b []byte) error {
 	return cl.c.write(b)
 }
 
+// CancelRequest cancels the call's context; it is the call's
+// transport.RequestCanceller.
+func (cl *call) CancelRequest() { cl.cancel() }
+
 func newConn(h transport.Handler, out io.Writer, opts *Options) *conn {
 	c := &conn{h: h, w: bufio.NewWriterSize(out, 64<<10), inflight: map[jsonrpc.ID]*call{},
-		jobs: make(chan *call), quit: make(chan struct{})}
+		queue: make(chan *call, queueSize), quit: make(chan struct{})}
+	c.stall = time.AfterFunc(time.Hour, c.checkStall)
+	c.stall.Stop()
 	c.legacy, _ = h.(transport.LegacyHandler)
 	if opts != nil {
 		c.opts = *opts
@@ -120,30 +136,23 @@ func newConn(h transport.Handler, out io.Writer, opts *Options) *conn {
 func (c *conn) run(ctx context.Context, in io.Reader) error {
 	ctx, cancelAll := context.WithCancel(ctx)
 	defer cancelAll()
-	// The reader decodes each line itself (the decoded message owns a
-	// copy of its bytes), so its line buffer is reused and the next line is
-	// read while this loop dispatches.
-	lines := make(chan decoded)
+	// The reader decodes and dispatches each line itself (the decoded
+	// message owns a copy of its bytes, so the line buffer is reused):
+	// a request reaches its worker in one hand-off.
 	readErr := make(chan error, 1)
 	readerDone := make(chan struct{})
 	go func() {
 		defer close(readerDone)
-		readErr <- c.readLines(ctx, in, lines)
+		readErr <- c.readLines(ctx, in)
 	}()
 	var err error
-loop:
-	for {
-		select {
-		case d := <-lines:
-			c.dispatch(ctx, d.msg, d.err)
-		case err = <-readErr:
-			break loop
-		case <-ctx.Done():
-			err = ctx.Err()
-			break loop
-		}
+	select {
+	case err = <-readErr:
+	case <-ctx.Done():
+		err = ctx.Err()
 	}
 	c.shutdown(cancelAll)
+	c.stall.Stop()
 	close(c.quit)
 	c.workers.Wait()
 	// The reader goroutine ends at end of input; when ctx ended first it
@@ -160,15 +169,9 @@ loop:
 	return err
 }
 
-// decoded is one input line after jsonrpc.Decode.
-type decoded struct {
-	msg *jsonrpc.Message
-	err error
-}
-
 // readLines splits in into lines and decodes them, answering over-long ones
 // with an error.
-func (c *conn) readLines(ctx context.Context, in io.Reader, lines chan<- decoded) error {
+func (c *conn) readLines(ctx context.Context, in io.Reader) error {
 	r := bufio.NewReaderSize(in, 64<<10)
 	var acc []byte
 	tooLong := false
@@ -177,7 +180,7 @@ func (c *conn) readLines(ctx context.Context, in io.Reader, lines chan<- decoded
 		if err == nil && len(acc) == 0 && !tooLong && len(chunk) <= c.opts.MaxLineBytes+2 {
 			// The common case: a whole line in the reader's buffer.
 			if line := bytes.TrimSpace(chunk); len(line) > 0 && len(bytes.TrimRight(chunk, "\r\n")) <= c.opts.MaxLineBytes {
-				if err := emit(ctx, lines, line); err != nil {
+				if err := c.line(ctx, line); err != nil {
 					return err
 				}
 				continue
@@ -200,7 +203,7 @@ func (c *conn) readLines(ctx context.Context, in io.Reader, lines chan<- decoded
 				c.write(jsonrpc.AppendError(nil, jsonrpc.ID{}, jsonrpc.NewError(protocol.CodeInvalidRequest,
 					"message exceeds the limit of "+strconv.Itoa(c.opts.MaxLineBytes)+" bytes", nil)))
 			} else if line := bytes.TrimSpace(acc); len(line) > 0 {
-				if err := emit(ctx, lines, line); err != nil {
+				if err := c.line(ctx, line); err != nil {
 					return err
 				}
 			}
@@ -219,15 +222,15 @@ func (c *conn) readLines(ctx context.Context, in io.Reader, lines chan<- decoded
 	}
 }
 
-// emit decodes line and hands it to the run loop.
-func emit(ctx context.Context, lines chan<- decoded, line []byte) error {
-	msg, err := jsonrpc.Decode(line)
-	select {
-	case lines <- decoded{msg, err}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+// line decodes and dispatches one input line; once ctx is done the input
+// is no longer served.
+func (c *conn) line(ctx context.Context, line []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
 	}
+	msg, err := jsonrpc.Decode(line)
+	c.dispatch(ctx, msg, err)
+	return nil
 }
 
 func (c *conn) dispatch(ctx context.Context, msg *jsonrpc.Message, err error) {
@@ -283,6 +286,12 @@ func (c *conn) initialize(ctx context.Context, msg *jsonrpc.Message) {
 	if sess != nil {
 		done := make(chan struct{})
 		c.mu.Lock()
+		if c.closing {
+			// Shutting down (ctx ended): the session is not served.
+			c.mu.Unlock()
+			sess.Close()
+			return
+		}
 		c.session, c.pumpDone = sess, done
 		c.mu.Unlock()
 		go func() {
@@ -306,6 +315,11 @@ func (c *conn) start(ctx context.Context, msg *jsonrpc.Message, inSession bool) 
 	cl := &call{c: c, ctx: cctx, cancel: cancel, msg: msg, inSession: inSession,
 		listen: msg.Method == protocol.MethodSubscriptionsListen}
 	c.mu.Lock()
+	if c.closing {
+		c.mu.Unlock()
+		cancel()
+		return
+	}
 	if _, dup := c.inflight[msg.ID]; dup {
 		c.mu.Unlock()
 		cancel()
@@ -313,37 +327,117 @@ func (c *conn) start(ctx context.Context, msg *jsonrpc.Message, inSession bool) 
 		return
 	}
 	c.inflight[msg.ID] = cl
-	c.mu.Unlock()
 	c.wg.Add(1)
+	c.mu.Unlock()
+	if cl.listen || c.nworkers.Load() < poolSize {
+		c.spawn(cl)
+		return
+	}
 	select {
-	case c.jobs <- cl:
+	case c.queue <- cl:
+		c.armStall()
 	default:
-		c.workers.Add(1)
-		go c.worker(cl)
+		// The queue is full: this request gets a worker of its own.
+		c.spawn(cl)
 	}
 }
 
-// workerIdle is how long a worker waits for another request before ending.
+// Scheduling parameters (see conn.queue).
+const (
+	poolSize   = 4
+	queueSize  = 1024
+	stallAfter = 10 * time.Millisecond
+)
+
+// spawn starts a worker serving first (when not nil) and then the queue.
+func (c *conn) spawn(first *call) {
+	c.nworkers.Add(1)
+	c.workers.Add(1)
+	go c.worker(first)
+}
+
+// armStall makes sure the stall check runs while requests are queued.
+func (c *conn) armStall() {
+	if c.stallArmed.Load() || !c.stallArmed.CompareAndSwap(false, true) {
+		return
+	}
+	c.stallSeen.Store(c.taken.Load())
+	c.stall.Reset(stallAfter)
+}
+
+// checkStall runs every stallAfter while requests are queued. When none
+// was taken from the queue for a whole period, every worker is blocked in
+// a handler: as many more start as there are queued requests (at most
+// poolSize per period).
+func (c *conn) checkStall() {
+	queued := len(c.queue)
+	if queued == 0 {
+		c.stallArmed.Store(false)
+		if len(c.queue) > 0 {
+			c.armStall() // queued after the check above
+		}
+		return
+	}
+	taken := c.taken.Load()
+	if taken == c.stallSeen.Load() {
+		c.mu.Lock()
+		if !c.closing {
+			for range min(queued, poolSize) {
+				c.spawn(nil)
+			}
+		}
+		c.mu.Unlock()
+	}
+	c.stallSeen.Store(taken)
+	c.stall.Reset(stallAfter)
+}
+
+// workerIdle is the period after which a worker that served no request ends.
 const workerIdle = 30 * time.Second
 
-// worker serves first, then whatever calls arrive on jobs, until it has
-// been idle for workerIdle or the connection shuts down.
+// worker serves first (unless nil), then requests from the queue. A worker
+// beyond the pool ends when it finds the queue empty; the others end after
+// a workerIdle period without a request (the timer is not reset per
+// request, so after one to two periods), or when the connection shuts
+// down.
 func (c *conn) worker(first *call) {
 	defer c.workers.Done()
-	c.serve(first)
+	if first != nil {
+		c.serve(first)
+	}
 	idle := time.NewTimer(workerIdle)
 	defer idle.Stop()
+	busy := false
 	for {
-		select {
-		case cl := <-c.jobs:
-			c.serve(cl)
-			idle.Reset(workerIdle)
-		case <-idle.C:
+		if n := c.nworkers.Load(); n > poolSize && len(c.queue) == 0 && c.nworkers.CompareAndSwap(n, n-1) {
 			return
+		}
+		select {
+		case cl := <-c.queue:
+			c.taken.Add(1)
+			c.serve(cl)
+			busy = true
+		case <-idle.C:
+			if !busy && c.retire() {
+				return
+			}
+			busy = false
+			idle.Reset(workerIdle)
 		case <-c.quit:
+			c.nworkers.Add(-1)
 			return
 		}
 	}
+}
+
+// retire counts an idle worker out, unless requests are queued for it.
+func (c *conn) retire() bool {
+	c.nworkers.Add(-1)
+	if len(c.queue) > 0 {
+		c.nworkers.Add(1)
+		return false
+	}
+	return true
 }
 
 // serve handles one call and writes its response, unless it was cancelled.
@@ -406,6 +500,7 @@ func (c *conn) cancel(params json.RawMessage) {
 // period, then cancels what is left and waits for it.
 func (c *conn) shutdown(cancelAll context.CancelFunc) {
 	c.mu.Lock()
+	c.closing = true
 	for _, cl := range c.inflight {
 		if cl.listen {
 			cl.cancel()

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -580,4 +581,58 @@ func TestServeIOErrors(t *testing.T) {
 			t.Errorf("output = %q, want %q", got, want)
 		}
 	})
+}
+
+// TestServeBlockedHandlersDoNotHoldTheQueue blocks many more requests than
+// the transport keeps workers for and checks that a later request is still
+// answered, and that every blocked one finishes once released.
+func TestServeBlockedHandlersDoNotHoldTheQueue(t *testing.T) {
+	checkLeaks(t)
+	st := newStub()
+	release := make(chan struct{})
+	var started sync.WaitGroup
+	const blocked = 40
+	started.Add(blocked)
+	st.on("slow", func(ctx context.Context, req *jsonrpc.Message, _ transport.Notifier) *jsonrpc.Response {
+		started.Done()
+		select {
+		case <-release:
+			return result(req, "slow done")
+		case <-ctx.Done():
+			return nil
+		}
+	})
+	c := startConn(t, st, nil)
+	for i := range blocked {
+		c.send(request(strconv.Itoa(i+1), "slow"))
+	}
+	// Every blocked request gets to run, however few workers the pool has.
+	done := make(chan struct{})
+	go func() { started.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(wait):
+		t.Fatal("queued requests did not start while earlier ones were blocked")
+	}
+	c.send(request(`"f"`, "fast"))
+	if got, want := string(c.recv(wait)), `{"jsonrpc":"2.0","id":"f","result":{"method":"fast"}}`; got != want {
+		t.Fatalf("first line = %s, want %s", got, want)
+	}
+	close(release)
+	seen := map[string]bool{}
+	for range blocked {
+		var m struct{ ID json.RawMessage }
+		line := c.recv(wait)
+		if err := json.Unmarshal(line, &m); err != nil {
+			t.Fatal(err)
+		}
+		seen[string(m.ID)] = true
+	}
+	if len(seen) != blocked {
+		t.Fatalf("%d distinct responses, want %d", len(seen), blocked)
+	}
+	c.closeInput()
+	if err := c.wait(wait); err != nil {
+		t.Fatalf("Serve = %v", err)
+	}
 }
