@@ -110,15 +110,20 @@ func (rec *recorder) methods() []string {
 // ends.
 type httpServer struct {
 	ts  *httptest.Server
+	h   *streamable.Handler
 	rec *recorder
 }
 
 func serveHTTP(t *testing.T, h transport.Handler) *httpServer {
 	t.Helper()
-	rec := &recorder{next: streamable.NewHandler(h, nil)}
+	sh := streamable.NewHandler(h, nil)
+	rec := &recorder{next: sh}
 	ts := httptest.NewServer(rec)
-	t.Cleanup(ts.Close)
-	return &httpServer{ts: ts, rec: rec}
+	t.Cleanup(func() {
+		ts.Close()
+		sh.CloseStreams()
+	})
+	return &httpServer{ts: ts, h: sh, rec: rec}
 }
 
 // conn returns a new client connection to the server.

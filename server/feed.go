@@ -14,6 +14,11 @@ const (
 	PromptsListChanged
 	ResourcesListChanged
 	ResourceUpdated
+	// SubscriptionLost is delivered by a feed that ends a subscription
+	// itself (a broker connection lost, a subscriber too slow for it):
+	// nothing more is delivered, and the listen stream ends so that its
+	// client reconnects.
+	SubscriptionLost
 )
 
 // Event is one change published to a Feed.
@@ -26,63 +31,60 @@ type Event struct {
 // Feed carries change events from the server (or any replica) to the
 // subscriptions/listen streams. The in-memory feed serves one process; a
 // shared broker behind this interface serves many replicas.
+//
+// Subscribers are callbacks rather than channels, so that an idle stream
+// holds no goroutine.
 type Feed interface {
 	// Publish delivers e to every current subscriber.
 	Publish(ctx context.Context, e Event) error
-	// Subscribe registers a subscriber until ctx is done. Events arrive on
-	// the returned channel, which is closed when the subscription ends:
-	// when ctx is done, or when the subscriber falls too far behind (the
-	// listen stream then ends and the client reconnects).
-	Subscribe(ctx context.Context) (<-chan Event, error)
+	// Subscribe calls deliver with every event published from now on,
+	// until ctx is done or deliver returns false. Calls are sequential and
+	// in publication order, on the publisher's goroutine (or the feed's
+	// own): deliver must return quickly and must not call the feed. A feed
+	// that ends the subscription itself says so with a last event of kind
+	// SubscriptionLost.
+	Subscribe(ctx context.Context, deliver func(Event) bool) error
 }
 
 // MemoryFeed is an in-process Feed.
 type MemoryFeed struct {
-	mu     sync.Mutex
-	subs   map[*memorySub]struct{}
-	buffer int
+	mu   sync.Mutex
+	subs map[*memorySub]struct{}
 }
 
 type memorySub struct {
-	ch chan Event
+	deliver func(Event) bool
 }
 
 // NewMemoryFeed returns a Feed that fans events out within this process.
 func NewMemoryFeed() *MemoryFeed {
-	return &MemoryFeed{subs: make(map[*memorySub]struct{}), buffer: 64}
+	return &MemoryFeed{subs: make(map[*memorySub]struct{})}
 }
 
-// Publish delivers e to every subscriber; a subscriber whose buffer is full
-// is dropped (its channel closed) rather than blocking the publisher.
+// Publish delivers e to every subscriber, in the calling goroutine.
 func (f *MemoryFeed) Publish(ctx context.Context, e Event) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for s := range f.subs {
-		select {
-		case s.ch <- e:
-		default:
+		if !s.deliver(e) {
 			delete(f.subs, s)
-			close(s.ch)
 		}
 	}
 	return nil
 }
 
-// Subscribe registers a subscriber until ctx is done.
-func (f *MemoryFeed) Subscribe(ctx context.Context) (<-chan Event, error) {
-	s := &memorySub{ch: make(chan Event, f.buffer)}
+// Subscribe registers deliver until ctx is done or deliver returns false.
+func (f *MemoryFeed) Subscribe(ctx context.Context, deliver func(Event) bool) error {
+	s := &memorySub{deliver: deliver}
 	f.mu.Lock()
 	f.subs[s] = struct{}{}
 	f.mu.Unlock()
 	context.AfterFunc(ctx, func() {
 		f.mu.Lock()
-		defer f.mu.Unlock()
-		if _, ok := f.subs[s]; ok {
-			delete(f.subs, s)
-			close(s.ch)
-		}
+		delete(f.subs, s)
+		f.mu.Unlock()
 	})
-	return s.ch, nil
+	return nil
 }
 
 // Subscribers returns the number of current subscribers.
@@ -90,6 +92,53 @@ func (f *MemoryFeed) Subscribers() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return len(f.subs)
+}
+
+// FeedEvents subscribes to f with a channel of buffer events, for a
+// subscriber with a goroutine of its own. The channel is closed when the
+// subscription ends: when ctx is done, when the feed delivers
+// SubscriptionLost, or when the buffer is full (the subscriber fell
+// behind; it subscribes again and re-reads what it needs).
+func FeedEvents(ctx context.Context, f Feed, buffer int) (<-chan Event, error) {
+	c := &chanSub{ch: make(chan Event, buffer)}
+	if err := f.Subscribe(ctx, c.deliver); err != nil {
+		return nil, err
+	}
+	context.AfterFunc(ctx, c.close)
+	return c.ch, nil
+}
+
+type chanSub struct {
+	mu     sync.Mutex
+	ch     chan Event
+	closed bool
+}
+
+func (c *chanSub) deliver(e Event) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	if e.Kind != SubscriptionLost {
+		select {
+		case c.ch <- e:
+			return true
+		default:
+		}
+	}
+	c.closed = true
+	close(c.ch)
+	return false
+}
+
+func (c *chanSub) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.closed {
+		c.closed = true
+		close(c.ch)
+	}
 }
 
 // publish sends e to the server's feed, logging a failure.

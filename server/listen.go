@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"sync"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
@@ -12,11 +13,24 @@ type listenParams struct {
 	Notifications *protocol.SubscriptionFilter `json:"notifications"`
 }
 
-// serveListen serves subscriptions/listen: an acknowledgement first, then
-// the opted-in change notifications, each tagged with the subscription id,
-// until the client goes away (no response) or the server closes (the
-// graceful closing result).
-func (s *Server) serveListen(ctx context.Context, r *Request) (protocol.Result, error) {
+// listenBuffer is how many events a listen stream served on its own
+// goroutine may have waiting before it counts as fallen behind.
+const listenBuffer = 16
+
+// listenStream is one subscriptions/listen request once acknowledged: what
+// the client subscribed to and the notifications that carry it.
+type listenStream struct {
+	s           *Server
+	r           *Request
+	sub         jsonrpc.ID
+	ack         protocol.SubscriptionFilter
+	watched     map[string]bool
+	listChanged []byte
+}
+
+// newListen decodes a listen request; the acknowledgement is sent by
+// acknowledge, once the stream is subscribed to the feed.
+func (s *Server) newListen(r *Request) (*listenStream, error) {
 	var p listenParams
 	if err := r.decodeParams(&p); err != nil {
 		return nil, err
@@ -24,59 +38,171 @@ func (s *Server) serveListen(ctx context.Context, r *Request) (protocol.Result, 
 	if p.Notifications == nil {
 		return nil, protocol.InvalidParams("subscriptions/listen needs a notifications filter")
 	}
-	ack := s.acknowledge(p.Notifications)
+	l := &listenStream{s: s, r: r, sub: r.ID, ack: s.acknowledge(p.Notifications)}
+	if len(l.ack.ResourceSubscriptions) > 0 {
+		l.watched = make(map[string]bool, len(l.ack.ResourceSubscriptions))
+		for _, u := range l.ack.ResourceSubscriptions {
+			l.watched[u] = true
+		}
+	}
+	l.listChanged, _ = json.Marshal(protocol.ListChangedParams{Meta: l.meta()})
+	return l, nil
+}
+
+func (l *listenStream) meta() *protocol.NotificationMeta {
+	return &protocol.NotificationMeta{SubscriptionID: &l.sub}
+}
+
+// acknowledge sends notifications/subscriptions/acknowledged.
+func (l *listenStream) acknowledge() error {
+	return l.r.notify(protocol.NotificationSubscriptionsAcknowledged, protocol.AcknowledgedParams{Notifications: l.ack, Meta: l.meta()})
+}
+
+// message returns the notification e makes on this stream, or nil.
+func (l *listenStream) message(e Event) []byte {
+	switch {
+	case e.Kind == ToolsListChanged && l.ack.ToolsListChanged:
+		return jsonrpc.AppendNotification(nil, protocol.NotificationToolListChanged, l.listChanged)
+	case e.Kind == PromptsListChanged && l.ack.PromptsListChanged:
+		return jsonrpc.AppendNotification(nil, protocol.NotificationPromptListChanged, l.listChanged)
+	case e.Kind == ResourcesListChanged && l.ack.ResourcesListChanged:
+		return jsonrpc.AppendNotification(nil, protocol.NotificationResourceListChanged, l.listChanged)
+	case e.Kind == ResourceUpdated && l.watched[e.URI]:
+		b, _ := json.Marshal(protocol.ResourceUpdatedParams{URI: e.URI, Meta: l.meta()})
+		return jsonrpc.AppendNotification(nil, protocol.NotificationResourceUpdated, b)
+	}
+	return nil
+}
+
+// torndown tells the client the server ended the subscription: with
+// notifications/cancelled (on stdio nothing else would tell it); the
+// stream then ends without a response, so that the client reconnects.
+func (l *listenStream) torndown() {
+	b, _ := json.Marshal(protocol.CancelledParams{RequestID: l.sub, Reason: "subscription ended: the client fell behind the change feed"})
+	_ = l.r.out.send(jsonrpc.AppendNotification(nil, protocol.NotificationCancelled, b))
+}
+
+// closing is the graceful closing result, sent when the server closes.
+func (l *listenStream) closing() protocol.Result {
+	res := &protocol.EmptyResult{}
+	res.Meta = &protocol.ResultMeta{SubscriptionID: &l.sub}
+	return res
+}
+
+// serveListen serves subscriptions/listen on the caller's goroutine: an
+// acknowledgement first, then the opted-in change notifications, each
+// tagged with the subscription id, until the client goes away (no
+// response) or the server closes (the graceful closing result).
+func (s *Server) serveListen(ctx context.Context, r *Request) (protocol.Result, error) {
+	l, err := s.newListen(r)
+	if err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	events, err := s.feed.Subscribe(ctx)
+	events, err := FeedEvents(ctx, s.feed, listenBuffer)
 	if err != nil {
 		return nil, protocol.InternalError("subscribing to changes: " + err.Error())
 	}
-	sub := r.ID
-	meta := &protocol.NotificationMeta{SubscriptionID: &sub}
-	if err := r.notify(protocol.NotificationSubscriptionsAcknowledged, protocol.AcknowledgedParams{Notifications: ack, Meta: meta}); err != nil {
+	if err := l.acknowledge(); err != nil {
 		return nil, errNoResponse
 	}
-	watched := make(map[string]bool, len(ack.ResourceSubscriptions))
-	for _, u := range ack.ResourceSubscriptions {
-		watched[u] = true
-	}
-	listChanged, _ := json.Marshal(protocol.ListChangedParams{Meta: meta})
 	for {
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-s.done:
-			res := &protocol.EmptyResult{}
-			res.Meta = &protocol.ResultMeta{SubscriptionID: &sub}
-			return res, nil
+			return l.closing(), nil
 		case e, ok := <-events:
 			if !ok {
-				// Dropped by the feed (too slow). The server tears the
-				// subscription down: it says so with notifications/cancelled
-				// (on stdio nothing else would tell the client), then ends
-				// without a response so that the client reconnects.
-				b, _ := json.Marshal(protocol.CancelledParams{RequestID: sub, Reason: "subscription ended: the client fell behind the change feed"})
-				_ = r.out.send(jsonrpc.AppendNotification(nil, protocol.NotificationCancelled, b))
+				l.torndown()
 				return nil, errNoResponse
 			}
-			var msg []byte
-			switch {
-			case e.Kind == ToolsListChanged && ack.ToolsListChanged:
-				msg = jsonrpc.AppendNotification(nil, protocol.NotificationToolListChanged, listChanged)
-			case e.Kind == PromptsListChanged && ack.PromptsListChanged:
-				msg = jsonrpc.AppendNotification(nil, protocol.NotificationPromptListChanged, listChanged)
-			case e.Kind == ResourcesListChanged && ack.ResourcesListChanged:
-				msg = jsonrpc.AppendNotification(nil, protocol.NotificationResourceListChanged, listChanged)
-			case e.Kind == ResourceUpdated && watched[e.URI]:
-				b, _ := json.Marshal(protocol.ResourceUpdatedParams{URI: e.URI, Meta: meta})
-				msg = jsonrpc.AppendNotification(nil, protocol.NotificationResourceUpdated, b)
-			}
-			if msg != nil {
+			if msg := l.message(e); msg != nil {
 				if err := r.out.send(msg); err != nil {
 					return nil, errNoResponse
 				}
 			}
 		}
+	}
+}
+
+// listenAsync serves subscriptions/listen without a goroutine: the feed's
+// deliveries write the notifications, and end is called once, from another
+// goroutine, when the stream ends.
+func (s *Server) listenAsync(ctx context.Context, r *Request, end func(protocol.Result, error)) {
+	l, err := s.newListen(r)
+	if err != nil {
+		end(nil, err)
+		return
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var (
+		mu    sync.Mutex // orders deliveries after the acknowledgement
+		ended bool
+		once  sync.Once
+		// The server's close ends the stream; finished and stopClose
+		// (under smu) unregister that once the stream has ended.
+		smu       sync.Mutex
+		finished  bool
+		stopClose func() bool
+	)
+	finish := func(res protocol.Result, err error) {
+		once.Do(func() {
+			cancel()
+			smu.Lock()
+			finished = true
+			stop := stopClose
+			smu.Unlock()
+			if stop != nil {
+				stop()
+			}
+			end(res, err)
+		})
+	}
+	deliver := func(e Event) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if ended {
+			return false
+		}
+		if e.Kind == SubscriptionLost {
+			ended = true
+			go func() {
+				l.torndown()
+				finish(nil, errNoResponse)
+			}()
+			return false
+		}
+		if msg := l.message(e); msg != nil && r.out.send(msg) != nil {
+			ended = true
+			go finish(nil, errNoResponse)
+			return false
+		}
+		return true
+	}
+	mu.Lock()
+	if err := s.feed.Subscribe(ctx, deliver); err != nil {
+		mu.Unlock()
+		cancel()
+		end(nil, protocol.InternalError("subscribing to changes: "+err.Error()))
+		return
+	}
+	if err := l.acknowledge(); err != nil {
+		ended = true
+		mu.Unlock()
+		finish(nil, errNoResponse)
+		return
+	}
+	mu.Unlock()
+	context.AfterFunc(ctx, func() { finish(nil, ctx.Err()) })
+	stop := context.AfterFunc(s.closed, func() { finish(l.closing(), nil) })
+	smu.Lock()
+	stopClose = stop
+	already := finished
+	smu.Unlock()
+	if already {
+		stop()
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -46,63 +47,93 @@ func listenServer() *Server {
 	return s
 }
 
+// listenAsyncMode makes startListen serve with HandleAsync (no goroutine
+// of the stream's own) rather than Handle; bothModes runs a test each way.
+var listenAsyncMode bool
+
+func bothModes(t *testing.T, test func(t *testing.T)) {
+	for _, async := range []bool{false, true} {
+		t.Run(map[bool]string{false: "Handle", true: "HandleAsync"}[async], func(t *testing.T) {
+			listenAsyncMode = async
+			defer func() { listenAsyncMode = false }()
+			test(t)
+		})
+	}
+}
+
 func startListen(t *testing.T, ctx context.Context, s *Server, filter string) (chanNotifier, <-chan *jsonrpc.Response) {
 	t.Helper()
 	n := make(chanNotifier, 16)
 	done := make(chan *jsonrpc.Response, 1)
 	p := json.RawMessage(`{"notifications":` + filter + `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`)
+	msg := &jsonrpc.Message{ID: jsonrpc.StringID("sub-1"), Method: protocol.MethodSubscriptionsListen, Params: p}
+	if listenAsyncMode {
+		var returned atomic.Bool
+		s.HandleAsync(ctx, msg, n, func(r *jsonrpc.Response) {
+			if !returned.Load() {
+				t.Error("HandleAsync answered a live listen stream before returning")
+			}
+			done <- r
+		})
+		returned.Store(true)
+		return n, done
+	}
 	go func() {
-		done <- s.Handle(ctx, &jsonrpc.Message{ID: jsonrpc.StringID("sub-1"), Method: protocol.MethodSubscriptionsListen, Params: p}, n)
+		done <- s.Handle(ctx, msg, n)
 	}()
 	return n, done
 }
 
 func TestListenAcknowledgesAndFilters(t *testing.T) {
-	s := listenServer()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	n, done := startListen(t, ctx, s, `{"toolsListChanged":true,"promptsListChanged":true,"resourceSubscriptions":["test://r"]}`)
-	ack := next(t, n)
-	// No prompts are registered, so promptsListChanged is not honoured.
-	want := `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"notifications":{"toolsListChanged":true,"resourceSubscriptions":["test://r"]},"_meta":{"io.modelcontextprotocol/subscriptionId":"sub-1"}}}`
-	if ack != want {
-		t.Fatalf("ack =\n%s\nwant\n%s", ack, want)
-	}
-	s.NotifyResourcesChanged() // not opted in
-	s.NotifyResourceUpdated("test://other")
-	quiet(t, n)
-	s.NotifyToolsChanged()
-	if got := next(t, n); got != `{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"sub-1"}}}` {
-		t.Fatalf("tools changed = %s", got)
-	}
-	s.NotifyResourceUpdated("test://r")
-	if got := next(t, n); got != `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"test://r","_meta":{"io.modelcontextprotocol/subscriptionId":"sub-1"}}}` {
-		t.Fatalf("resource updated = %s", got)
-	}
-	// Adding a tool announces the change itself.
-	AddTool(s, &protocol.Tool{Name: "t2"}, func(ctx context.Context, req *CallRequest, in struct{}) (string, error) { return "", nil })
-	if got := next(t, n); !strings.Contains(got, "tools/list_changed") {
-		t.Fatalf("AddTool did not announce: %s", got)
-	}
-	cancel()
-	if r := <-done; r != nil {
-		t.Fatalf("cancelled listen answered %+v", r)
-	}
+	bothModes(t, func(t *testing.T) {
+		s := listenServer()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		n, done := startListen(t, ctx, s, `{"toolsListChanged":true,"promptsListChanged":true,"resourceSubscriptions":["test://r"]}`)
+		ack := next(t, n)
+		// No prompts are registered, so promptsListChanged is not honoured.
+		want := `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"notifications":{"toolsListChanged":true,"resourceSubscriptions":["test://r"]},"_meta":{"io.modelcontextprotocol/subscriptionId":"sub-1"}}}`
+		if ack != want {
+			t.Fatalf("ack =\n%s\nwant\n%s", ack, want)
+		}
+		s.NotifyResourcesChanged() // not opted in
+		s.NotifyResourceUpdated("test://other")
+		quiet(t, n)
+		s.NotifyToolsChanged()
+		if got := next(t, n); got != `{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"sub-1"}}}` {
+			t.Fatalf("tools changed = %s", got)
+		}
+		s.NotifyResourceUpdated("test://r")
+		if got := next(t, n); got != `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"test://r","_meta":{"io.modelcontextprotocol/subscriptionId":"sub-1"}}}` {
+			t.Fatalf("resource updated = %s", got)
+		}
+		// Adding a tool announces the change itself.
+		AddTool(s, &protocol.Tool{Name: "t2"}, func(ctx context.Context, req *CallRequest, in struct{}) (string, error) { return "", nil })
+		if got := next(t, n); !strings.Contains(got, "tools/list_changed") {
+			t.Fatalf("AddTool did not announce: %s", got)
+		}
+		cancel()
+		if r := <-done; r != nil {
+			t.Fatalf("cancelled listen answered %+v", r)
+		}
+	})
 }
 
 func TestListenGracefulClose(t *testing.T) {
-	s := listenServer()
-	n, done := startListen(t, context.Background(), s, `{"toolsListChanged":true}`)
-	next(t, n)
-	s.Close()
-	r := <-done
-	if r == nil || r.Error != nil {
-		t.Fatalf("close = %+v", r)
-	}
-	want := `{"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"test","version":"1.0.0"},"io.modelcontextprotocol/subscriptionId":"sub-1"}}`
-	if string(r.Result) != want {
-		t.Fatalf("closing result = %s, want %s", r.Result, want)
-	}
+	bothModes(t, func(t *testing.T) {
+		s := listenServer()
+		n, done := startListen(t, context.Background(), s, `{"toolsListChanged":true}`)
+		next(t, n)
+		s.Close()
+		r := <-done
+		if r == nil || r.Error != nil {
+			t.Fatalf("close = %+v", r)
+		}
+		want := `{"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"test","version":"1.0.0"},"io.modelcontextprotocol/subscriptionId":"sub-1"}}`
+		if string(r.Result) != want {
+			t.Fatalf("closing result = %s, want %s", r.Result, want)
+		}
+	})
 }
 
 func TestListenNeedsFilter(t *testing.T) {
@@ -110,11 +141,11 @@ func TestListenNeedsFilter(t *testing.T) {
 	wantError(t, do(t, s, protocol.MethodSubscriptionsListen, params(t, nil, `{}`)), protocol.CodeInvalidParams)
 }
 
-func TestMemoryFeedDropsSlowSubscriber(t *testing.T) {
+func TestFeedEventsDropsSlowSubscriber(t *testing.T) {
 	f := NewMemoryFeed()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ch, _ := f.Subscribe(ctx)
+	ch, _ := FeedEvents(ctx, f, 64)
 	for i := 0; i < 100; i++ {
 		_ = f.Publish(ctx, Event{Kind: ToolsListChanged})
 	}
@@ -125,33 +156,34 @@ func TestMemoryFeedDropsSlowSubscriber(t *testing.T) {
 	if n != 64 || f.Subscribers() != 0 {
 		t.Fatalf("received %d events, %d subscribers left", n, f.Subscribers())
 	}
-	ch2, _ := f.Subscribe(ctx)
+	ch2, _ := FeedEvents(ctx, f, 64)
 	cancel()
 	if _, ok := <-ch2; ok {
 		t.Fatal("channel open after cancel")
 	}
 }
 
-// droppingFeed closes every subscription at once, as a feed does with a
-// subscriber that fell behind.
+// droppingFeed ends every subscription at once, as a broker does when it
+// loses its connection.
 type droppingFeed struct{}
 
 func (droppingFeed) Publish(ctx context.Context, e Event) error { return nil }
-func (droppingFeed) Subscribe(ctx context.Context) (<-chan Event, error) {
-	ch := make(chan Event)
-	close(ch)
-	return ch, nil
+func (droppingFeed) Subscribe(ctx context.Context, deliver func(Event) bool) error {
+	go deliver(Event{Kind: SubscriptionLost})
+	return nil
 }
 
 func TestListenTornDownSaysCancelled(t *testing.T) {
-	s := New(protocol.Implementation{Name: "test", Version: "1.0.0"}, &Options{Feed: droppingFeed{}})
-	AddTool(s, &protocol.Tool{Name: "t"}, func(ctx context.Context, req *CallRequest, in struct{}) (string, error) { return "", nil })
-	n, done := startListen(t, context.Background(), s, `{"toolsListChanged":true}`)
-	next(t, n) // acknowledgement
-	if got := next(t, n); got != `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"sub-1","reason":"subscription ended: the client fell behind the change feed"}}` {
-		t.Fatalf("teardown = %s", got)
-	}
-	if r := <-done; r != nil {
-		t.Fatalf("torn-down listen answered %+v", r)
-	}
+	bothModes(t, func(t *testing.T) {
+		s := New(protocol.Implementation{Name: "test", Version: "1.0.0"}, &Options{Feed: droppingFeed{}})
+		AddTool(s, &protocol.Tool{Name: "t"}, func(ctx context.Context, req *CallRequest, in struct{}) (string, error) { return "", nil })
+		n, done := startListen(t, context.Background(), s, `{"toolsListChanged":true}`)
+		next(t, n) // acknowledgement
+		if got := next(t, n); got != `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"sub-1","reason":"subscription ended: the client fell behind the change feed"}}` {
+			t.Fatalf("teardown = %s", got)
+		}
+		if r := <-done; r != nil {
+			t.Fatalf("torn-down listen answered %+v", r)
+		}
+	})
 }

@@ -82,11 +82,14 @@ type Server struct {
 
 	closeOnce sync.Once
 	done      chan struct{}
+	closed    context.Context // done once Close was called
+	markClose context.CancelFunc
 }
 
 // New returns a Server that identifies itself with info.
 func New(info protocol.Implementation, opts *Options) *Server {
 	s := &Server{info: info, done: make(chan struct{})}
+	s.closed, s.markClose = context.WithCancel(context.Background())
 	if opts != nil {
 		s.opts = *opts
 	}
@@ -137,7 +140,10 @@ func (s *Server) Versions() []string { return s.versions }
 // Close ends every subscriptions/listen stream with its graceful closing
 // result. Requests still running finish normally. Close is idempotent.
 func (s *Server) Close() error {
-	s.closeOnce.Do(func() { close(s.done) })
+	s.closeOnce.Do(func() {
+		close(s.done)
+		s.markClose()
+	})
 	return nil
 }
 
@@ -238,8 +244,45 @@ var _ transport.Handler = (*Server)(nil)
 
 // Handle answers one modern-era request. It implements transport.Handler.
 func (s *Server) Handle(ctx context.Context, msg *jsonrpc.Message, n transport.Notifier) *jsonrpc.Response {
-	resp := &jsonrpc.Response{ID: msg.ID}
 	result, err := s.handle(ctx, msg, n)
+	return s.respond(ctx, msg, result, err)
+}
+
+// HandleAsync implements transport.AsyncHandler: it serves
+// subscriptions/listen without holding the caller's goroutine, the
+// notifications being written by the change feed's deliveries, and calls
+// done once the stream ends. Other methods are served by Handle before it
+// returns.
+func (s *Server) HandleAsync(ctx context.Context, msg *jsonrpc.Message, n transport.Notifier, done func(*jsonrpc.Response)) {
+	if msg.Method != protocol.MethodSubscriptionsListen {
+		done(s.Handle(ctx, msg, n))
+		return
+	}
+	m, _ := lookupMethod(msg.Method)
+	r, err := s.newRequest(ctx, msg, n)
+	if err != nil {
+		done(s.respond(ctx, msg, nil, err))
+		return
+	}
+	if !s.offers(m.feature) {
+		r.finish()
+		done(s.respond(ctx, msg, nil, protocol.MethodNotFound(msg.Method)))
+		return
+	}
+	s.listenAsync(ctx, r, func(res protocol.Result, err error) {
+		r.finish()
+		if err == nil {
+			s.fillHeader(res)
+		}
+		done(s.respond(ctx, msg, res, err))
+	})
+}
+
+// respond makes the response to msg from what serving it returned: nil
+// when nothing must be sent (the request was cancelled, a listen stream's
+// client went away).
+func (s *Server) respond(ctx context.Context, msg *jsonrpc.Message, result protocol.Result, err error) *jsonrpc.Response {
+	resp := &jsonrpc.Response{ID: msg.ID}
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			return nil // cancelled: nothing more is sent for it

@@ -237,7 +237,7 @@ func testSubscriptions(t *testing.T, e *env) {
 	_, s := e.open(t, func(o *Options) { o.PollInterval = 50 * time.Millisecond })
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ch, err := s.Feed().Subscribe(ctx)
+	ch, err := server.FeedEvents(ctx, s.Feed(), 64)
 	if err != nil {
 		t.Fatal(err)
 	}

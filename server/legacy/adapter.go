@@ -126,6 +126,16 @@ func (a *Adapter) Handle(ctx context.Context, msg *jsonrpc.Message, n transport.
 	return a.core.Handle(ctx, msg, n)
 }
 
+// HandleAsync serves a modern request with the core's HandleAsync. It
+// implements transport.AsyncHandler.
+func (a *Adapter) HandleAsync(ctx context.Context, msg *jsonrpc.Message, n transport.Notifier, done func(*jsonrpc.Response)) {
+	if (msg.Method == protocol.MethodInitialize && a.opts.Disabled) || a.opts.ModernDisabled {
+		done(a.Handle(ctx, msg, n))
+		return
+	}
+	a.core.HandleAsync(ctx, msg, n, done)
+}
+
 // HandleNotification passes modern notifications to the core.
 func (a *Adapter) HandleNotification(ctx context.Context, msg *jsonrpc.Message) {
 	a.core.HandleNotification(ctx, msg)
@@ -318,7 +328,7 @@ func (a *Adapter) background() {
 	}
 	a.stop = cancel
 	a.mu.Unlock()
-	events, err := a.core.Feed().Subscribe(ctx)
+	events, err := server.FeedEvents(ctx, a.core.Feed(), feedBuffer)
 	go func() {
 		defer close(a.done)
 		a.run(ctx, events, err)
@@ -349,9 +359,13 @@ func (a *Adapter) run(ctx context.Context, events <-chan server.Event, err error
 				a.deliver(e)
 			}
 		}
-		events, err = a.core.Feed().Subscribe(ctx)
+		events, err = server.FeedEvents(ctx, a.core.Feed(), feedBuffer)
 	}
 }
+
+// feedBuffer is how many change events may wait for the fan-out to
+// sessions before the adapter counts as fallen behind and subscribes again.
+const feedBuffer = 256
 
 func sweepInterval(idle time.Duration) time.Duration {
 	d := idle / 4

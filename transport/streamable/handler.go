@@ -40,6 +40,14 @@ type Options struct {
 	RetryInterval time.Duration
 	// Logger receives transport diagnostics; the default discards them.
 	Logger *slog.Logger
+	// KeepListenStreams leaves subscriptions/listen streams on net/http's
+	// connection goroutines. By default the handler takes such a stream
+	// over on HTTP/1.x (http.Hijacker) and serves it on the raw
+	// connection, which makes an idle stream several times cheaper; see
+	// Handler.CloseStreams. Streams are not taken over when KeepAlive is
+	// negative: the keep-alive comments are how a departed client is
+	// noticed.
+	KeepListenStreams bool
 }
 
 // Handler is the Streamable HTTP endpoint. Create it with NewHandler.
@@ -52,6 +60,10 @@ type Handler struct {
 	hosts  hostPolicy
 	logger *slog.Logger
 	bufs   sync.Pool
+
+	streams streamSet     // listen streams taken over from net/http
+	hangups hangupWatcher // notices their clients leaving
+	hooked  sync.Map      // *http.Server → true once CloseStreams is registered
 }
 
 // NewHandler returns an http.Handler serving h at whatever path it is
@@ -142,6 +154,9 @@ func (x *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// A listen stream is an SSE stream; a client that cannot take one
 		// would wait forever for notifications that cannot reach it.
 		writeError(w, http.StatusNotAcceptable, &msg.ID, jsonrpc.NewError(protocol.CodeInvalidRequest, "Not Acceptable: subscriptions/listen answers with text/event-stream", nil))
+		return
+	}
+	if msg.Method == protocol.MethodSubscriptionsListen && !x.opts.KeepListenStreams && x.takeOver(w, r, msg) {
 		return
 	}
 	x.serve(w, r, msg, accept)
