@@ -41,6 +41,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeHeaderValue$$' -fuzztime $(FUZZTIME) ./transport/streamable/
 	$(GO) test -run '^$$' -fuzz '^FuzzCompileValidate$$' -fuzztime $(FUZZTIME) ./schema/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseValue$$' -fuzztime $(FUZZTIME) ./schema/
+	$(GO) test -run '^$$' -fuzz '^FuzzValid$$' -fuzztime $(FUZZTIME) ./internal/jsonvalid/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./internal/jsondec/
 
 ## bench: the loopback comparison against the other SDKs and the net/http
 ## floor (bench/, its own module): interleaved rounds, medians, ratios,

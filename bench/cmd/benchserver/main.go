@@ -16,6 +16,7 @@ import (
 	"net/http/pprof"
 	"os"
 	"os/signal"
+	runpprof "runtime/pprof"
 	"syscall"
 	"time"
 
@@ -27,7 +28,22 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "HTTP listen address; the endpoint is /mcp")
 	useStdio := flag.Bool("stdio", false, "serve over stdin/stdout instead of HTTP")
 	withPprof := flag.Bool("pprof", false, "also serve net/http/pprof at /debug/pprof/ (HTTP only)")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this `file` (stdio too)")
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = runpprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "benchserver:", err)
+			os.Exit(1)
+		}
+		defer func() {
+			runpprof.StopCPUProfile()
+			f.Close()
+		}()
+	}
 	impl, ok := servers.Lookup(*name)
 	if !ok {
 		fmt.Fprintf(os.Stderr, "benchserver: unknown implementation %q\n", *name)
@@ -37,6 +53,8 @@ func main() {
 	defer stop()
 	if err := run(ctx, impl, *addr, *useStdio, *withPprof); err != nil {
 		fmt.Fprintln(os.Stderr, "benchserver:", err)
+		stop()
+		runpprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }
