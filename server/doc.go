@@ -28,5 +28,8 @@
 //
 // Change notifications reach subscriptions/listen streams through a Feed;
 // AddTool and the other registration methods announce list changes
-// themselves, NotifyResourceUpdated announces a resource change.
+// themselves, NotifyResourceUpdated announces a resource change. A Feed
+// calls its subscribers back rather than filling channels, so that a
+// stream served with HandleAsync holds no goroutine while it is idle; a
+// replicated deployment implements Feed over its broker.
 package server

@@ -370,6 +370,12 @@ func (c *conn) armStall() {
 // a handler: as many more start as there are queued requests (at most
 // poolSize per period).
 func (c *conn) checkStall() {
+	c.mu.Lock()
+	closing := c.closing
+	c.mu.Unlock()
+	if closing {
+		return // shutdown serves what is queued
+	}
 	queued := len(c.queue)
 	if queued == 0 {
 		c.stallArmed.Store(false)

@@ -221,11 +221,11 @@ func (s *rawStream) write() {
 			}
 			return
 		}
-		batch := s.pending
+		batch, conn := s.pending, s.conn
 		s.pending, s.pendingBytes = nil, 0
 		s.mu.Unlock()
-		_ = s.conn.SetWriteDeadline(time.Now().Add(s.writeTimeout))
-		if _, err := batch.WriteTo(s.conn); err != nil {
+		_ = conn.SetWriteDeadline(time.Now().Add(s.writeTimeout))
+		if _, err := batch.WriteTo(conn); err != nil {
 			s.mu.Lock()
 			s.breakLocked()
 			s.mu.Unlock()
@@ -243,19 +243,19 @@ func (s *rawStream) breakLocked() {
 // broken and finished).
 func (s *rawStream) close() {
 	s.mu.Lock()
-	finished := s.done
-	s.mu.Unlock()
-	if !finished {
-		// Broken before the handler finished: finish closes it.
+	conn := s.conn
+	if !s.done || conn == nil {
+		// Broken before the handler finished (finish closes it), or
+		// closed already.
+		s.mu.Unlock()
 		return
 	}
-	if s.conn != nil {
-		s.unwatch()
-		s.conn.Close()
-		s.conn = nil
-		s.cancel()
-		s.set.remove(s)
-	}
+	s.conn = nil
+	s.mu.Unlock()
+	s.unwatch()
+	conn.Close()
+	s.cancel()
+	s.set.remove(s)
 }
 
 // head encodes a response's status line and header, for a body of length
