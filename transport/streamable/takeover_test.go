@@ -52,9 +52,7 @@ func TestTakeoverShutdown(t *testing.T) {
 	if _, err := r.nextEvent(); !errors.Is(err, io.EOF) {
 		t.Fatalf("after Shutdown: %v, want the end of the stream", err)
 	}
-	if n := feed.Subscribers(); n != 0 {
-		t.Errorf("%d subscribers left", n)
-	}
+	eventually(t, "the subscription to end", func() bool { return feed.Subscribers() == 0 })
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		t.Errorf("Serve = %v", err)
 	}
