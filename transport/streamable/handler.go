@@ -30,7 +30,8 @@ type Options struct {
 	// means 15 seconds, a negative value disables them.
 	KeepAlive time.Duration
 	// WriteTimeout bounds each write to a client, so a client that stops
-	// reading cannot hold a stream; 0 means 30 seconds.
+	// reading cannot hold a stream; 0 means 30 seconds. A JSON answer of
+	// up to 16 KiB is written without one: it fits the socket's buffer.
 	WriteTimeout time.Duration
 	// ReadTimeout bounds reading a request body, so a client that sends it
 	// slowly cannot hold a handler; 0 means 30 seconds.
@@ -122,7 +123,7 @@ func (x *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusMethodNotAllowed, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Method Not Allowed: the MCP endpoint accepts POST only", nil))
 		return
 	}
-	accept, buf, ok := x.readPost(w, r)
+	accept, rc, buf, ok := x.readPost(w, r)
 	if !ok {
 		return
 	}
@@ -159,23 +160,23 @@ func (x *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if msg.Method == protocol.MethodSubscriptionsListen && !x.opts.KeepListenStreams && x.takeOver(w, r, msg) {
 		return
 	}
-	x.serve(w, r, msg, accept)
+	x.serve(w, r, rc, msg, accept)
 }
 
 // readPost checks a POST's Content-Type and Accept and reads its body into a
-// pooled buffer, which the caller returns to x.bufs. On failure it has
-// answered and ok is false.
-func (x *Handler) readPost(w http.ResponseWriter, r *http.Request) (accept acceptance, buf *bytes.Buffer, ok bool) {
+// pooled buffer, which the caller returns to x.bufs; rc is w's controller,
+// for the rest of the request. On failure it has answered and ok is false.
+func (x *Handler) readPost(w http.ResponseWriter, r *http.Request) (accept acceptance, rc *http.ResponseController, buf *bytes.Buffer, ok bool) {
 	if !isJSONContentType(r.Header.Get("Content-Type")) {
 		writeError(w, http.StatusUnsupportedMediaType, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Unsupported Media Type: Content-Type must be application/json", nil))
-		return accept, nil, false
+		return accept, nil, nil, false
 	}
 	accept = negotiate(r.Header.Values("Accept"))
 	if !accept.json && !accept.sse {
 		writeError(w, http.StatusNotAcceptable, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Not Acceptable: accept application/json or text/event-stream", nil))
-		return accept, nil, false
+		return accept, nil, nil, false
 	}
-	rc := http.NewResponseController(w)
+	rc = http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(x.opts.ReadTimeout))
 	buf = x.bufs.Get().(*bytes.Buffer)
 	buf.Reset()
@@ -188,12 +189,12 @@ func (x *Handler) readPost(w http.ResponseWriter, r *http.Request) (accept accep
 		var mbe *http.MaxBytesError
 		if asMaxBytes(err, &mbe) {
 			writeError(w, http.StatusRequestEntityTooLarge, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "request body too large", nil))
-			return accept, nil, false
+			return accept, nil, nil, false
 		}
 		writeError(w, http.StatusBadRequest, nil, jsonrpc.NewError(protocol.CodeParseError, "reading request body: "+err.Error(), nil))
-		return accept, nil, false
+		return accept, nil, nil, false
 	}
-	return accept, buf, true
+	return accept, rc, buf, true
 }
 
 func asMaxBytes(err error, target **http.MaxBytesError) bool {
@@ -213,10 +214,10 @@ func asMaxBytes(err error, target **http.MaxBytesError) bool {
 
 // serve runs the request and writes its response: JSON unless notifications
 // (or the client's preference) call for SSE.
-func (x *Handler) serve(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, accept acceptance) {
+func (x *Handler) serve(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, msg *jsonrpc.Message, accept acceptance) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	st := &stream{ctx: ctx, w: w, rc: http.NewResponseController(w), cancel: cancel, sseAllowed: accept.sse, writeTimeout: x.opts.WriteTimeout, keepAlive: x.opts.KeepAlive}
+	st := &stream{ctx: ctx, w: w, rc: rc, cancel: cancel, sseAllowed: accept.sse, writeTimeout: x.opts.WriteTimeout, keepAlive: x.opts.KeepAlive}
 	if accept.preferSSE || !accept.json {
 		st.mu.Lock()
 		err := st.startLocked()

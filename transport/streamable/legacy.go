@@ -80,7 +80,7 @@ func (x *Handler) serveSession(w http.ResponseWriter, r *http.Request, sid strin
 }
 
 func (x *Handler) servePostSession(w http.ResponseWriter, r *http.Request, sess transport.Session) {
-	accept, body, ok := x.readPost(w, r)
+	accept, rc, body, ok := x.readPost(w, r)
 	if !ok {
 		return
 	}
@@ -105,7 +105,7 @@ func (x *Handler) servePostSession(w http.ResponseWriter, r *http.Request, sess 
 		sess.HandleResponse(r.Context(), msg)
 		w.WriteHeader(http.StatusAccepted)
 	default:
-		x.serveLegacyRequest(w, r, sess, msg, accept)
+		x.serveLegacyRequest(w, r, rc, sess, msg, accept)
 	}
 }
 
@@ -158,9 +158,9 @@ func (x *Handler) serveBatch(w http.ResponseWriter, r *http.Request, sess transp
 // serveLegacyRequest runs a session request. The request is not tied to the
 // connection: it goes on when the client (or the handler, polling) closes
 // it, its events are logged, and the client resumes with Last-Event-ID.
-func (x *Handler) serveLegacyRequest(w http.ResponseWriter, r *http.Request, sess transport.Session, msg *jsonrpc.Message, accept acceptance) {
+func (x *Handler) serveLegacyRequest(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, sess transport.Session, msg *jsonrpc.Message, accept acceptance) {
 	log := sessionLog(sess)
-	out := &legacyStream{x: x, log: log, w: w, rc: http.NewResponseController(w), sseAllowed: accept.sse, detached: make(chan struct{})}
+	out := &legacyStream{x: x, log: log, w: w, rc: rc, sseAllowed: accept.sse, detached: make(chan struct{})}
 	if accept.preferSSE || !accept.json {
 		out.mu.Lock()
 		err := out.startLocked()

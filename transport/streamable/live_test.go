@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -396,5 +397,42 @@ func TestSlowReader(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the handler is still writing to a client that does not read")
+	}
+}
+
+// TestNoStaleWriteDeadline sends an SSE response and, on the same
+// keep-alive connection after longer than WriteTimeout, a small JSON one,
+// which is written without a deadline of its own: the stream's must not
+// outlive it (net/http clears a connection's write deadline after each
+// response) and fail the answer.
+func TestNoStaleWriteDeadline(t *testing.T) {
+	checkNoLeak(t)
+	note := jsonrpc.AppendNotification(nil, protocol.NotificationProgress, json.RawMessage(`{"progressToken":1,"progress":1}`))
+	stub := &stubHandler{handle: func(ctx context.Context, req *jsonrpc.Message, n transport.Notifier) *jsonrpc.Response {
+		if req.Method == protocol.MethodToolsCall {
+			_ = n.Notify(note)
+		}
+		return &jsonrpc.Response{ID: req.ID, Result: json.RawMessage(`{"ok":true}`)}
+	}}
+	ts, c := liveServer(t, NewHandler(stub, &Options{WriteTimeout: 50 * time.Millisecond}))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var reused atomic.Bool
+	trace := httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) { reused.Store(info.Reused) }})
+	resp := send(trace, t, c, ts.URL, rpc("1", protocol.MethodToolsCall, `"name":"x"`))
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("first response %v %s (%v)", resp.Header, b, err)
+	}
+	time.Sleep(150 * time.Millisecond)
+	resp = send(trace, t, c, ts.URL, rpc("2", protocol.MethodToolsList, ""))
+	b, err = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || !strings.Contains(string(b), `"ok":true`) {
+		t.Fatalf("second response: %s (%v)", b, err)
+	}
+	if !reused.Load() {
+		t.Fatal("the second request did not reuse the connection; the test proves nothing")
 	}
 }

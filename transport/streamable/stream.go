@@ -125,6 +125,7 @@ func (s *stream) finish(resp *jsonrpc.Response) {
 	if s.timer != nil {
 		s.timer.Stop()
 	}
+
 	defer func() { s.done = true }()
 	if s.broken || s.ctx.Err() != nil {
 		// The client is gone (or the request was cancelled): nothing
@@ -149,6 +150,18 @@ func (s *stream) finish(resp *jsonrpc.Response) {
 		status = resp.HTTPStatus
 	}
 	s.w.WriteHeader(status)
+	if len(body) <= smallAnswer {
+		// net/http writes it once the handler returns; it fits the
+		// socket's buffer, so it needs no deadline (a client that stops
+		// reading while pipelining holds only its own connection, as an
+		// idle one does; http.Server.WriteTimeout bounds that too).
+		_, _ = s.w.Write(body)
+		return
+	}
 	_ = s.rc.SetWriteDeadline(time.Now().Add(s.writeTimeout))
 	_, _ = s.w.Write(body)
 }
+
+// smallAnswer is the size up to which a JSON answer is written without a
+// write deadline.
+const smallAnswer = 16 << 10
