@@ -35,9 +35,8 @@ func (s *Session) serveCore(ctx context.Context, msg *jsonrpc.Message, n transpo
 		if resp.Error != nil {
 			return &jsonrpc.Response{ID: msg.ID, Error: legacyError(msg.Method, resp.Error)}, nil
 		}
-		rt, _ := jsonrpc.Unquote(jsonrpc.Member(resp.Result, "resultType"))
-		if rt != string(protocol.ResultInputRequired) {
-			return &jsonrpc.Response{ID: msg.ID, Result: legacyResult(resp.Result)}, nil
+		if res, inputRequired := legacyResult(resp.Result); !inputRequired {
+			return &jsonrpc.Response{ID: msg.ID, Result: res}, nil
 		}
 		if round >= s.a.opts.MaxRounds {
 			return nil, protocol.InternalError(fmt.Sprintf("%s needed more than %d rounds of client input", msg.Method, s.a.opts.MaxRounds))
@@ -201,13 +200,18 @@ func appendQuoted(dst, s []byte) []byte {
 func quote(s string) []byte { return appendQuoted(nil, []byte(s)) }
 
 // legacyResult removes the members revision 2026-07-28 added to results
-// (resultType, the cache hints, serverInfo in _meta).
-func legacyResult(res []byte) []byte {
-	out := make([]byte, 0, len(res))
+// (resultType, the cache hints, serverInfo in _meta), in the same pass
+// telling whether the result is input_required (an MRTR round, which is
+// not answered as it is).
+func legacyResult(res []byte) (out []byte, inputRequired bool) {
+	out = make([]byte, 0, len(res))
 	out = append(out, '{')
 	_ = jsonrpc.RawMembers(res, func(key, value []byte) bool {
 		switch string(key) {
-		case "resultType", "ttlMs", "cacheScope":
+		case "resultType":
+			inputRequired = string(value) == `"`+string(protocol.ResultInputRequired)+`"`
+			return true
+		case "ttlMs", "cacheScope":
 			return true
 		case "_meta":
 			if m := stripServerInfo(value); m != nil {
@@ -218,7 +222,7 @@ func legacyResult(res []byte) []byte {
 		out = appendMember(out, key, value)
 		return true
 	})
-	return append(out, '}')
+	return append(out, '}'), inputRequired
 }
 
 func stripServerInfo(meta []byte) []byte {
