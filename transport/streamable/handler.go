@@ -2,7 +2,6 @@ package streamable
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"log/slog"
 	"net/http"
@@ -215,9 +214,11 @@ func asMaxBytes(err error, target **http.MaxBytesError) bool {
 // serve runs the request and writes its response: JSON unless notifications
 // (or the client's preference) call for SSE.
 func (x *Handler) serve(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, msg *jsonrpc.Message, accept acceptance) {
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
-	st := &stream{ctx: ctx, w: w, rc: rc, cancel: cancel, sseAllowed: accept.sse, writeTimeout: x.opts.WriteTimeout, keepAlive: x.opts.KeepAlive}
+	// The request's own context: net/http cancels it when the client goes
+	// away and when a write to the connection fails (a stream's write
+	// deadline passing included), so the stream needs no cancel of its own.
+	ctx := r.Context()
+	st := &stream{ctx: ctx, w: w, rc: rc, sseAllowed: accept.sse, writeTimeout: x.opts.WriteTimeout, keepAlive: x.opts.KeepAlive}
 	if accept.preferSSE || !accept.json {
 		st.mu.Lock()
 		err := st.startLocked()

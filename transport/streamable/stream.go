@@ -17,7 +17,6 @@ type stream struct {
 	ctx          context.Context // the request's; done once the client is gone
 	w            http.ResponseWriter
 	rc           *http.ResponseController
-	cancel       func()
 	sseAllowed   bool
 	sse          bool
 	done         bool
@@ -112,10 +111,10 @@ func (s *stream) flushLocked() error {
 	return nil
 }
 
-// breakLocked marks the client gone and cancels the request.
+// breakLocked marks the client gone. The failed write has cancelled the
+// request's context already (net/http does on a connection write error).
 func (s *stream) breakLocked() {
 	s.broken = true
-	s.cancel()
 }
 
 // finish writes the response (if any) and ends the stream.
