@@ -61,6 +61,7 @@ type Handler struct {
 	logger *slog.Logger
 	bufs   sync.Pool
 
+	workers workers       // the goroutines legacy-era requests run on
 	streams streamSet     // listen streams taken over from net/http
 	hangups hangupWatcher // notices their clients leaving
 	hooked  sync.Map      // *http.Server → true once CloseStreams is registered

@@ -171,13 +171,14 @@ func (x *Handler) serveLegacyRequest(w http.ResponseWriter, r *http.Request, rc 
 	}
 	done := make(chan *jsonrpc.Response, 1)
 	log.wg.Add(1)
-	go func() {
+	ctx := context.WithoutCancel(r.Context())
+	x.workers.run(func() {
 		defer log.wg.Done()
 		// Not the connection's context: in the legacy era a disconnect is
 		// not a cancellation. The session's end or notifications/cancelled
 		// cancels the request.
-		done <- sess.Handle(context.WithoutCancel(r.Context()), msg, out)
-	}()
+		done <- sess.Handle(ctx, msg, out)
+	})
 	select {
 	case resp := <-done:
 		out.finish(resp)

@@ -4,6 +4,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -83,6 +84,9 @@ func arrivedOnLoopback(r *http.Request) bool {
 		// apply the check, the safe choice.
 		return true
 	}
+	if tcp, ok := addr.(*net.TCPAddr); ok {
+		return tcp.IP.IsLoopback() // the usual case, without formatting
+	}
 	host := addr.String()
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
@@ -96,8 +100,8 @@ func isLoopbackName(h string) bool {
 	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
 		return true
 	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
+	ip, err := netip.ParseAddr(h)
+	return err == nil && ip.Zone() == "" && ip.IsLoopback()
 }
 
 func isJSONContentType(ct string) bool {
