@@ -67,6 +67,10 @@ type Adapter struct {
 	done     chan struct{}
 	startBG  sync.Once
 	closeOne sync.Once
+
+	// completeHeads are how the core's complete results begin when their
+	// _meta is the server's alone (see legacyResult).
+	completeHeads [][]byte
 }
 
 var (
@@ -78,6 +82,12 @@ var (
 // New returns an Adapter serving core in both eras.
 func New(core *server.Server, opts *Options) *Adapter {
 	a := &Adapter{core: core, sessions: map[string]*Session{}, done: make(chan struct{})}
+	info := core.Info()
+	if meta, err := (&protocol.ResultMeta{ServerInfo: &info}).MarshalJSON(); err == nil {
+		head := append([]byte(`{"resultType":"complete","_meta":`), meta...)
+		a.completeHeads = append(a.completeHeads, append(head, ','))
+	}
+	a.completeHeads = append(a.completeHeads, []byte(`{"resultType":"complete",`))
 	if opts != nil {
 		a.opts = *opts
 	}

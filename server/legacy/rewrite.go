@@ -1,6 +1,7 @@
 package legacy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -35,7 +36,7 @@ func (s *Session) serveCore(ctx context.Context, msg *jsonrpc.Message, n transpo
 		if resp.Error != nil {
 			return &jsonrpc.Response{ID: msg.ID, Error: legacyError(msg.Method, resp.Error)}, nil
 		}
-		if res, inputRequired := legacyResult(resp.Result); !inputRequired {
+		if res, inputRequired := s.a.legacyResult(resp.Result); !inputRequired {
 			return &jsonrpc.Response{ID: msg.ID, Result: res}, nil
 		}
 		if round >= s.a.opts.MaxRounds {
@@ -202,8 +203,29 @@ func quote(s string) []byte { return appendQuoted(nil, []byte(s)) }
 // legacyResult removes the members revision 2026-07-28 added to results
 // (resultType, the cache hints, serverInfo in _meta), in the same pass
 // telling whether the result is input_required (an MRTR round, which is
-// not answered as it is).
-func legacyResult(res []byte) (out []byte, inputRequired bool) {
+// not answered as it is). res is the core's and may be reused.
+func (a *Adapter) legacyResult(res []byte) (out []byte, inputRequired bool) {
+	// The usual case: the core's encoders put the header first, and a
+	// complete result whose _meta is the server's info alone (or that has
+	// no _meta) begins with one of completeHeads. When the rest names none
+	// of the other members to remove, it is the legacy result as it is.
+	for _, head := range a.completeHeads {
+		if !bytes.HasPrefix(res, head) {
+			continue
+		}
+		rest := res[len(head)-1:]
+		if bytes.Contains(rest, []byte(`"ttlMs"`)) || bytes.Contains(rest, []byte(`"cacheScope"`)) ||
+			bytes.Contains(rest, []byte(protocol.MetaServerInfo)) {
+			continue
+		}
+		rest[0] = '{'
+		return rest, false
+	}
+	return legacyResultSlow(res)
+}
+
+// legacyResultSlow is legacyResult for any result: member by member.
+func legacyResultSlow(res []byte) (out []byte, inputRequired bool) {
 	out = make([]byte, 0, len(res))
 	out = append(out, '{')
 	_ = jsonrpc.RawMembers(res, func(key, value []byte) bool {

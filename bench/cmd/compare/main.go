@@ -110,6 +110,7 @@ func main() {
 			all = append(all, got...)
 		}
 	}
+	printEras(all, cs)
 	if *jsonOut != "" {
 		data, _ := json.MarshalIndent(all, "", "  ")
 		if err := os.WriteFile(*jsonOut, data, 0o644); err != nil {
@@ -272,6 +273,56 @@ func printTable(m mode, c int, names []string, got []sample) {
 		}
 		fmt.Printf("| %s | %.0f | %s | %s | %.0f | %.0f | %.1f | %.1f | %d |\n", impl, median(rps),
 			ratio(vsFloor), ratio(vsSDK), median(p50), median(p99), median(cpu), slices.Max(rss), errs)
+	}
+}
+
+// printEras compares mcpkit's legacy era with its modern one on each
+// transport. The two modes run minutes apart, and a shared machine's speed
+// drifts more than that in between; so besides the ratio of the medians it
+// gives the ratio of mcpkit's × floor figures, each taken within its own
+// rounds (the floor serves both eras alike).
+func printEras(all []sample, cs []int) {
+	xFloor := func(mode string, c int) (rps, xf float64, ok bool) {
+		byRound := map[int]map[string]sample{}
+		for _, s := range all {
+			if s.Mode == mode && s.C == c {
+				if byRound[s.Round] == nil {
+					byRound[s.Round] = map[string]sample{}
+				}
+				byRound[s.Round][s.Impl] = s
+			}
+		}
+		var rs, xs []float64
+		for _, round := range byRound {
+			m, f := round["mcpkit"], round["floor"]
+			if m.ReqPerSec > 0 {
+				rs = append(rs, m.ReqPerSec)
+			}
+			if m.ReqPerSec > 0 && f.ReqPerSec > 0 {
+				xs = append(xs, m.ReqPerSec/f.ReqPerSec)
+			}
+		}
+		if len(rs) == 0 || len(xs) == 0 {
+			return 0, 0, false
+		}
+		return median(rs), median(xs), true
+	}
+	header := false
+	for _, tr := range []string{"http", "stdio"} {
+		for _, c := range cs {
+			mr, mx, ok1 := xFloor(tr+"-modern", c)
+			lr, lx, ok2 := xFloor(tr+"-legacy", c)
+			if !ok1 || !ok2 {
+				continue
+			}
+			if !header {
+				fmt.Printf("\n### mcpkit, modern over legacy (1.2 or less: legacy within 1.2× of modern)\n\n")
+				fmt.Println("| transport | c | modern / legacy req/s | modern / legacy × floor |")
+				fmt.Println("|---|---:|---:|---:|")
+				header = true
+			}
+			fmt.Printf("| %s | %d | %.2f | %.2f |\n", tr, c, mr/lr, mx/lx)
+		}
 	}
 }
 
