@@ -158,9 +158,16 @@ func (x *Handler) serveBatch(w http.ResponseWriter, r *http.Request, sess transp
 // serveLegacyRequest runs a session request. The request is not tied to the
 // connection: it goes on when the client (or the handler, polling) closes
 // it, its events are logged, and the client resumes with Last-Event-ID.
+//
+// On HTTP/1.x the request runs on the connection's goroutine: a client
+// that leaves does not stop it (its events go to the log), and a handler
+// that closes the stream (CloseStream) ends the response by taking the
+// connection over from net/http. Elsewhere (HTTP/2) it runs on a worker so
+// that the response can end while it goes on.
 func (x *Handler) serveLegacyRequest(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, sess transport.Session, msg *jsonrpc.Message, accept acceptance) {
 	log := sessionLog(sess)
-	out := &legacyStream{x: x, log: log, w: w, rc: rc, sseAllowed: accept.sse, detached: make(chan struct{})}
+	out := &legacyStream{x: x, log: log, w: w, rc: rc, sseAllowed: accept.sse, detached: make(chan struct{}),
+		inline: r.ProtoMajor == 1, chunked: r.ProtoAtLeast(1, 1)}
 	if accept.preferSSE || !accept.json {
 		out.mu.Lock()
 		err := out.startLocked()
@@ -169,14 +176,21 @@ func (x *Handler) serveLegacyRequest(w http.ResponseWriter, r *http.Request, rc 
 			return
 		}
 	}
-	done := make(chan *jsonrpc.Response, 1)
-	log.wg.Add(1)
+	// Not the connection's context: in the legacy era a disconnect is not
+	// a cancellation. The session's end or notifications/cancelled cancels
+	// the request.
 	ctx := context.WithoutCancel(r.Context())
+	if out.inline {
+		// A client that leaves detaches the stream: what follows goes to
+		// the log only, and a response that has not started cannot.
+		stop := context.AfterFunc(r.Context(), out.detach)
+		resp := sess.Handle(ctx, msg, out)
+		stop()
+		out.finish(resp)
+		return
+	}
+	done := make(chan *jsonrpc.Response, 1)
 	x.workers.run(func() {
-		defer log.wg.Done()
-		// Not the connection's context: in the legacy era a disconnect is
-		// not a cancellation. The session's end or notifications/cancelled
-		// cancels the request.
 		done <- sess.Handle(ctx, msg, out)
 	})
 	select {
@@ -194,9 +208,7 @@ func (x *Handler) serveLegacyRequest(w http.ResponseWriter, r *http.Request, rc 
 // finishDetached logs the response of a request whose connection is gone,
 // once it comes, for a client that resumes with Last-Event-ID.
 func (x *Handler) finishDetached(log *eventLog, out *legacyStream, done <-chan *jsonrpc.Response) {
-	log.wg.Add(1)
 	go func() {
-		defer log.wg.Done()
 		out.finish(<-done)
 	}()
 }
@@ -314,6 +326,9 @@ type legacyStream struct {
 	finished   bool
 	detached   chan struct{}
 	detachOnce sync.Once
+	inline     bool // the request runs on the connection's goroutine (HTTP/1.x)
+	chunked    bool // the response is in chunked transfer coding (HTTP/1.1)
+	hijacked   bool // CloseStream took the connection over and closed it
 }
 
 var _ transport.StreamCloser = (*legacyStream)(nil)
@@ -379,7 +394,31 @@ func (s *legacyStream) CloseStream() {
 	}
 	if s.es != nil {
 		s.detachLocked()
+		if s.inline {
+			s.endLocked()
+		}
 	}
+}
+
+// endLocked ends the response of a request running on the connection's
+// goroutine, which goes on: the connection is taken over from net/http, the
+// stream's end written and the connection closed. Should that fail, the
+// stream simply stays open, without further events, until the request
+// ends.
+func (s *legacyStream) endLocked() {
+	if s.hijacked {
+		return
+	}
+	conn, _, err := s.rc.Hijack()
+	if err != nil {
+		return
+	}
+	s.hijacked = true
+	if s.chunked {
+		_ = conn.SetWriteDeadline(time.Now().Add(s.x.opts.WriteTimeout))
+		_, _ = conn.Write([]byte("0\r\n\r\n"))
+	}
+	conn.Close()
 }
 
 func (s *legacyStream) detach() {
@@ -404,7 +443,7 @@ func (s *legacyStream) finish(resp *jsonrpc.Response) {
 	if resp == nil {
 		if s.es != nil {
 			s.es.end()
-		} else if s.attached || !s.isDetached() {
+		} else if !s.hijacked && (s.attached || !s.isDetached()) {
 			s.w.WriteHeader(http.StatusNoContent)
 		}
 		return
