@@ -68,8 +68,15 @@ func newLegacyEnv(t *testing.T, opts *legacy.Options, extend func(*server.Server
 	// handler returned, a second WriteHeader) in its error log.
 	serverLog := &lockedBuffer{}
 	ts.Config.ErrorLog = log.New(serverLog, "", 0)
-	ts.Start()
-	tr := &http.Transport{}
+	var tr *http.Transport
+	if legacyHTTP2 {
+		ts.EnableHTTP2 = true
+		ts.StartTLS()
+		tr = ts.Client().Transport.(*http.Transport)
+	} else {
+		ts.Start()
+		tr = &http.Transport{}
+	}
 	t.Cleanup(func() {
 		ts.Close()
 		if s := serverLog.String(); s != "" {
@@ -79,6 +86,28 @@ func newLegacyEnv(t *testing.T, opts *legacy.Options, extend func(*server.Server
 	t.Cleanup(func() { _ = a.Close() })
 	t.Cleanup(tr.CloseIdleConnections)
 	return &legacyEnv{t: t, core: core, a: a, ts: ts, c: &http.Client{Transport: tr, Timeout: 10 * time.Second}}
+}
+
+// legacyHTTP2 makes newLegacyEnv serve (and its client speak) HTTP/2 over
+// TLS, where requests run on workers rather than on the connection's
+// goroutine; TestLegacyHTTP2 sets it.
+var legacyHTTP2 bool
+
+// TestLegacyHTTP2 runs the tests of requests that outlive their
+// connection over HTTP/2.
+func TestLegacyHTTP2(t *testing.T) {
+	legacyHTTP2 = true
+	defer func() { legacyHTTP2 = false }()
+	t.Run("protocol", func(t *testing.T) {
+		e := newLegacyEnv(t, nil, nil, nil)
+		resp, _ := e.exchange(http.MethodPost, postHeaders(), initializeBody(1, "2025-11-25", `{}`))
+		if resp.ProtoMajor != 2 {
+			t.Fatalf("served over %s, want HTTP/2", resp.Proto)
+		}
+	})
+	t.Run("polling", TestLegacyPolling)
+	t.Run("outlives client", TestLegacyRequestOutlivesClient)
+	t.Run("elicitation", TestLegacyElicitation)
 }
 
 // lockedBuffer is a buffer safe for concurrent writers.
