@@ -480,7 +480,6 @@ type eventLog struct {
 	next    int
 	streams map[int]*eventStream
 	order   []int
-	wg      sync.WaitGroup // session requests running detached
 }
 
 const (
