@@ -65,10 +65,9 @@ type conn struct {
 	// so that cheap requests run on warm goroutines rather than one each.
 	// A handler that blocks (I/O, waiting for the client) must not hold up
 	// the queue: when queued requests see no progress for stallAfter, more
-	// workers start, and those beyond the pool end once the queue is
-	// empty. subscriptions/listen streams, which last, get a goroutine of
-	// their own. A worker ends after workerIdle periods without a request,
-	// or when quit is closed.
+	// workers start, and those beyond the pool end after extraIdle without
+	// a request. subscriptions/listen streams, which last, get a goroutine
+	// of their own outside the pool. Workers end when quit is closed.
 	queue      chan *call
 	nworkers   atomic.Int32  // running workers
 	taken      atomic.Uint64 // requests taken from the queue so far
@@ -329,7 +328,16 @@ func (c *conn) start(ctx context.Context, msg *jsonrpc.Message, inSession bool) 
 	c.inflight[msg.ID] = cl
 	c.wg.Add(1)
 	c.mu.Unlock()
-	if cl.listen || c.nworkers.Load() < poolSize {
+	if cl.listen {
+		// A listen stream lasts: it is not one of the workers.
+		c.workers.Add(1)
+		go func() {
+			defer c.workers.Done()
+			c.serve(cl)
+		}()
+		return
+	}
+	if c.nworkers.Load() < poolSize {
 		c.spawn(cl)
 		return
 	}
@@ -398,37 +406,41 @@ func (c *conn) checkStall() {
 	c.stall.Reset(stallAfter)
 }
 
-// workerIdle is the period after which a worker that served no request ends.
-const workerIdle = 30 * time.Second
+// A worker beyond the pool ends after extraIdle without a request; one of
+// the pool after workerIdle.
+const (
+	extraIdle  = 100 * time.Millisecond
+	workerIdle = 30 * time.Second
+)
 
-// worker serves first (unless nil), then requests from the queue. A worker
-// beyond the pool ends when it finds the queue empty; the others end after
-// a workerIdle period without a request (the timer is not reset per
-// request, so after one to two periods), or when the connection shuts
-// down.
+// worker serves first (unless nil), then requests from the queue, until it
+// has been idle long enough (see extraIdle; the timer is not reset per
+// request, so the idle time is counted in whole periods) or the connection
+// shuts down.
 func (c *conn) worker(first *call) {
 	defer c.workers.Done()
 	if first != nil {
 		c.serve(first)
 	}
-	idle := time.NewTimer(workerIdle)
-	defer idle.Stop()
-	busy := false
+	tick := time.NewTimer(extraIdle)
+	defer tick.Stop()
+	busy, idle := false, time.Duration(0)
 	for {
-		if n := c.nworkers.Load(); n > poolSize && len(c.queue) == 0 && c.nworkers.CompareAndSwap(n, n-1) {
-			return
-		}
 		select {
 		case cl := <-c.queue:
 			c.taken.Add(1)
 			c.serve(cl)
 			busy = true
-		case <-idle.C:
-			if !busy && c.retire() {
-				return
+		case <-tick.C:
+			if busy {
+				busy, idle = false, 0
+			} else {
+				idle += extraIdle
+				if (c.nworkers.Load() > poolSize || idle >= workerIdle) && c.retire() {
+					return
+				}
 			}
-			busy = false
-			idle.Reset(workerIdle)
+			tick.Reset(extraIdle)
 		case <-c.quit:
 			c.nworkers.Add(-1)
 			return
