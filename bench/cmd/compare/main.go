@@ -88,25 +88,26 @@ func main() {
 	}
 	names := strings.Split(*impls, ",")
 	var all []sample
-	for _, mn := range strings.Split(*modes, ",") {
-		i := slices.IndexFunc(allModes, func(m mode) bool { return m.name == mn })
-		if i < 0 {
-			fmt.Fprintf(os.Stderr, "compare: unknown mode %q\n", mn)
-			os.Exit(2)
-		}
-		m := allModes[i]
+	for _, group := range groupModes(strings.Split(*modes, ",")) {
 		for _, c := range cs {
 			var got []sample
+			// The modes of a group (the two eras of a transport) are
+			// interleaved within each round too, so that their ratio is
+			// taken minutes closer than the modes' own tables would allow.
 			for r := range *rounds {
-				for _, impl := range names {
-					s := measure(*server, impl, m, c, *d, *warmup)
-					s.Round = r
-					fmt.Fprintf(os.Stderr, "%-16s c=%-3d round %d %-7s %8.0f req/s  cpu %6.1f µs/req  errors %d %s\n",
-						m.name, c, r, impl, s.ReqPerSec, s.CPUusPerRq, s.Errors, s.Err)
-					got = append(got, s)
+				for _, m := range group {
+					for _, impl := range names {
+						s := measure(*server, impl, m, c, *d, *warmup)
+						s.Round = r
+						fmt.Fprintf(os.Stderr, "%-16s c=%-3d round %d %-7s %8.0f req/s  cpu %6.1f µs/req  errors %d %s\n",
+							m.name, c, r, impl, s.ReqPerSec, s.CPUusPerRq, s.Errors, s.Err)
+						got = append(got, s)
+					}
 				}
 			}
-			printTable(m, c, names, got)
+			for _, m := range group {
+				printTable(m, c, names, slices.DeleteFunc(slices.Clone(got), func(s sample) bool { return s.Mode != m.name }))
+			}
 			all = append(all, got...)
 		}
 	}
@@ -118,6 +119,31 @@ func main() {
 			os.Exit(1)
 		}
 	}
+}
+
+// groupModes resolves mode names, putting the modern and legacy modes of one
+// transport together (in the order given) and every other mode alone.
+func groupModes(names []string) [][]mode {
+	var groups [][]mode
+	where := map[string]int{} // transport → its group's index
+	for _, mn := range names {
+		i := slices.IndexFunc(allModes, func(m mode) bool { return m.name == mn })
+		if i < 0 {
+			fmt.Fprintf(os.Stderr, "compare: unknown mode %q\n", mn)
+			os.Exit(2)
+		}
+		m := allModes[i]
+		tr, era, _ := strings.Cut(m.name, "-")
+		if era == "modern" || era == "legacy" {
+			if g, ok := where[tr]; ok {
+				groups[g] = append(groups[g], m)
+				continue
+			}
+			where[tr] = len(groups)
+		}
+		groups = append(groups, []mode{m})
+	}
+	return groups
 }
 
 // measure starts impl's server, loads it and stops it.
@@ -277,42 +303,40 @@ func printTable(m mode, c int, names []string, got []sample) {
 }
 
 // printEras compares mcpkit's legacy era with its modern one on each
-// transport. The two modes run minutes apart, and a shared machine's speed
-// drifts more than that in between; so besides the ratio of the medians it
-// gives the ratio of mcpkit's × floor figures, each taken within its own
-// rounds (the floor serves both eras alike).
+// transport: the median over rounds of the ratio of the two eras' req/s
+// within a round (they are measured within minutes of each other), and the
+// same for their × floor figures (the floor serves both eras alike).
 func printEras(all []sample, cs []int) {
-	xFloor := func(mode string, c int) (rps, xf float64, ok bool) {
-		byRound := map[int]map[string]sample{}
-		for _, s := range all {
-			if s.Mode == mode && s.C == c {
-				if byRound[s.Round] == nil {
-					byRound[s.Round] = map[string]sample{}
-				}
-				byRound[s.Round][s.Impl] = s
-			}
+	type key struct {
+		mode  string
+		c     int
+		round int
+	}
+	at := map[key]map[string]float64{}
+	for _, s := range all {
+		k := key{s.Mode, s.C, s.Round}
+		if at[k] == nil {
+			at[k] = map[string]float64{}
 		}
-		var rs, xs []float64
-		for _, round := range byRound {
-			m, f := round["mcpkit"], round["floor"]
-			if m.ReqPerSec > 0 {
-				rs = append(rs, m.ReqPerSec)
-			}
-			if m.ReqPerSec > 0 && f.ReqPerSec > 0 {
-				xs = append(xs, m.ReqPerSec/f.ReqPerSec)
-			}
-		}
-		if len(rs) == 0 || len(xs) == 0 {
-			return 0, 0, false
-		}
-		return median(rs), median(xs), true
+		at[k][s.Impl] = s.ReqPerSec
 	}
 	header := false
 	for _, tr := range []string{"http", "stdio"} {
 		for _, c := range cs {
-			mr, mx, ok1 := xFloor(tr+"-modern", c)
-			lr, lx, ok2 := xFloor(tr+"-legacy", c)
-			if !ok1 || !ok2 {
+			var raw, norm []float64
+			for r := 0; ; r++ {
+				m, l := at[key{tr + "-modern", c, r}], at[key{tr + "-legacy", c, r}]
+				if m == nil || l == nil {
+					break
+				}
+				if m["mcpkit"] > 0 && l["mcpkit"] > 0 {
+					raw = append(raw, m["mcpkit"]/l["mcpkit"])
+					if m["floor"] > 0 && l["floor"] > 0 {
+						norm = append(norm, (m["mcpkit"]/m["floor"])/(l["mcpkit"]/l["floor"]))
+					}
+				}
+			}
+			if len(raw) == 0 {
 				continue
 			}
 			if !header {
@@ -321,7 +345,7 @@ func printEras(all []sample, cs []int) {
 				fmt.Println("|---|---:|---:|---:|")
 				header = true
 			}
-			fmt.Printf("| %s | %d | %.2f | %.2f |\n", tr, c, mr/lr, mx/lx)
+			fmt.Printf("| %s | %d | %s | %s |\n", tr, c, ratio(raw), ratio(norm))
 		}
 	}
 }
