@@ -258,15 +258,9 @@ func (s *Server) HandleAsync(ctx context.Context, msg *jsonrpc.Message, n transp
 		done(s.Handle(ctx, msg, n))
 		return
 	}
-	m, _ := lookupMethod(msg.Method)
-	r, err := s.newRequest(ctx, msg, n)
+	_, r, err := s.begin(ctx, msg, n)
 	if err != nil {
 		done(s.respond(ctx, msg, nil, err))
-		return
-	}
-	if !s.offers(m.feature) {
-		r.finish()
-		done(s.respond(ctx, msg, nil, protocol.MethodNotFound(msg.Method)))
 		return
 	}
 	s.listenAsync(ctx, r, func(res protocol.Result, err error) {
@@ -276,6 +270,27 @@ func (s *Server) HandleAsync(ctx context.Context, msg *jsonrpc.Message, n transp
 		}
 		done(s.respond(ctx, msg, res, err))
 	})
+}
+
+// begin looks msg's method up and makes its Request, checking its _meta
+// and that the server offers the method now. The caller finishes r.
+func (s *Server) begin(ctx context.Context, msg *jsonrpc.Message, n transport.Notifier) (methodInfo, *Request, error) {
+	m, ok := lookupMethod(msg.Method)
+	if !ok {
+		if msg.Method == protocol.MethodInitialize {
+			return m, nil, s.initializeRefusal()
+		}
+		return m, nil, protocol.MethodNotFound(msg.Method)
+	}
+	r, err := s.newRequest(ctx, msg, n)
+	if err != nil {
+		return m, nil, err
+	}
+	if !s.offers(m.feature) {
+		r.finish()
+		return m, nil, protocol.MethodNotFound(msg.Method)
+	}
+	return m, r, nil
 }
 
 // respond makes the response to msg from what serving it returned: nil
@@ -352,21 +367,11 @@ func toWireError(err error) *protocol.Error {
 func (s *Server) HandleNotification(ctx context.Context, msg *jsonrpc.Message) {}
 
 func (s *Server) handle(ctx context.Context, msg *jsonrpc.Message, n transport.Notifier) (protocol.Result, error) {
-	m, ok := lookupMethod(msg.Method)
-	if !ok {
-		if msg.Method == protocol.MethodInitialize {
-			return nil, s.initializeRefusal()
-		}
-		return nil, protocol.MethodNotFound(msg.Method)
-	}
-	r, err := s.newRequest(ctx, msg, n)
+	m, r, err := s.begin(ctx, msg, n)
 	if err != nil {
 		return nil, err
 	}
 	defer r.finish()
-	if !s.offers(m.feature) {
-		return nil, protocol.MethodNotFound(msg.Method)
-	}
 	res, err := m.serve(s, ctx, r)
 	if err != nil {
 		return nil, err

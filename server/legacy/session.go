@@ -30,7 +30,7 @@ type Session struct {
 	initialized bool
 	logLevel    protocol.LoggingLevel
 	subs        map[string]bool
-	inflight    map[jsonrpc.ID]func()
+	inflight    map[jsonrpc.ID]transport.RequestCanceller
 	pending     map[jsonrpc.ID]chan *jsonrpc.Message
 	queue       [][]byte
 	wake        chan struct{} // closed and replaced when the queue grows
@@ -63,7 +63,7 @@ var _ transport.Session = (*Session)(nil)
 func (a *Adapter) newSession(version string, caps *protocol.ClientCapabilities, info *protocol.Implementation) *Session {
 	s := &Session{
 		a: a, id: newSessionID(), version: version, caps: caps, info: info,
-		subs: map[string]bool{}, inflight: map[jsonrpc.ID]func(){},
+		subs: map[string]bool{}, inflight: map[jsonrpc.ID]transport.RequestCanceller{},
 		pending: map[jsonrpc.ID]chan *jsonrpc.Message{},
 		wake:    make(chan struct{}), done: make(chan struct{}),
 	}
@@ -103,8 +103,8 @@ func (s *Session) end(forget bool) {
 		return
 	}
 	s.closed = true
-	for _, cancel := range s.inflight {
-		cancel()
+	for _, c := range s.inflight {
+		c.CancelRequest()
 	}
 	s.queue = nil
 	close(s.done)
@@ -192,7 +192,7 @@ func (s *Session) HandleNotification(ctx context.Context, msg *jsonrpc.Message) 
 		cancel := s.inflight[p.RequestID]
 		s.mu.Unlock()
 		if cancel != nil {
-			cancel()
+			cancel.CancelRequest()
 		}
 	}
 }
@@ -209,20 +209,23 @@ func (s *Session) HandleResponse(ctx context.Context, msg *jsonrpc.Message) {
 	}
 }
 
+// cancelFunc is a context.CancelFunc as a transport.RequestCanceller.
+type cancelFunc context.CancelFunc
+
+func (f cancelFunc) CancelRequest() { f() }
+
 // Handle answers a request of the session.
 func (s *Session) Handle(ctx context.Context, msg *jsonrpc.Message, n transport.Notifier) *jsonrpc.Response {
 	s.touch()
 	// The session cancels its requests (notifications/cancelled, its
 	// end). When the transport already gave the request a cancellable
 	// context of its own, that one is used.
-	var cancel func()
-	if c, ok := n.(transport.RequestCanceller); ok {
-		cancel = c.CancelRequest
-	} else {
+	cancel, ok := n.(transport.RequestCanceller)
+	if !ok {
 		var stop context.CancelFunc
 		ctx, stop = context.WithCancel(ctx)
 		defer stop()
-		cancel = stop
+		cancel = cancelFunc(stop)
 	}
 	s.mu.Lock()
 	if s.closed {

@@ -198,16 +198,16 @@ func (x *Handler) serveLegacyRequest(w http.ResponseWriter, r *http.Request, rc 
 		out.finish(resp)
 	case <-out.detached:
 		// The connection is closed; the stream goes on in the log.
-		x.finishDetached(log, out, done)
+		x.finishDetached(out, done)
 	case <-r.Context().Done():
 		out.detach()
-		x.finishDetached(log, out, done)
+		x.finishDetached(out, done)
 	}
 }
 
 // finishDetached logs the response of a request whose connection is gone,
 // once it comes, for a client that resumes with Last-Event-ID.
-func (x *Handler) finishDetached(log *eventLog, out *legacyStream, done <-chan *jsonrpc.Response) {
+func (x *Handler) finishDetached(out *legacyStream, done <-chan *jsonrpc.Response) {
 	go func() {
 		out.finish(<-done)
 	}()
