@@ -138,25 +138,15 @@ func (s *Server) listenAsync(ctx context.Context, r *Request, end func(protocol.
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	var (
-		mu    sync.Mutex // orders deliveries after the acknowledgement
-		ended bool
-		once  sync.Once
-		// The server's close ends the stream; finished and stopClose
-		// (under smu) unregister that once the stream has ended.
-		smu       sync.Mutex
-		finished  bool
+		mu        sync.Mutex // orders deliveries after the acknowledgement
+		ended     bool
+		once      sync.Once
 		stopClose func() bool
 	)
 	finish := func(res protocol.Result, err error) {
 		once.Do(func() {
 			cancel()
-			smu.Lock()
-			finished = true
-			stop := stopClose
-			smu.Unlock()
-			if stop != nil {
-				stop()
-			}
+			stopClose()
 			end(res, err)
 		})
 	}
@@ -181,11 +171,19 @@ func (s *Server) listenAsync(ctx context.Context, r *Request, end func(protocol.
 		}
 		return true
 	}
+	// Everything that finishes the stream waits for mu, which is held
+	// until the acknowledgement is out: the server's close, the feed's
+	// deliveries, the request's end (registered after it).
 	mu.Lock()
-	if err := s.feed.Subscribe(ctx, deliver); err != nil {
+	stopClose = context.AfterFunc(s.closed, func() {
+		mu.Lock() // the acknowledgement is out once this returns
 		mu.Unlock()
-		cancel()
-		end(nil, protocol.InternalError("subscribing to changes: "+err.Error()))
+		finish(l.closing(), nil)
+	})
+	if err := s.feed.Subscribe(ctx, deliver); err != nil {
+		ended = true
+		mu.Unlock()
+		finish(nil, protocol.InternalError("subscribing to changes: "+err.Error()))
 		return
 	}
 	if err := l.acknowledge(); err != nil {
@@ -196,14 +194,6 @@ func (s *Server) listenAsync(ctx context.Context, r *Request, end func(protocol.
 	}
 	mu.Unlock()
 	context.AfterFunc(ctx, func() { finish(nil, ctx.Err()) })
-	stop := context.AfterFunc(s.closed, func() { finish(l.closing(), nil) })
-	smu.Lock()
-	stopClose = stop
-	already := finished
-	smu.Unlock()
-	if already {
-		stop()
-	}
 }
 
 // acknowledge returns the part of the filter the server honours: only what
