@@ -1,7 +1,12 @@
 # mcpkit build and test entry points. `make test` is what CI runs.
 
 GO        ?= go
-FUZZTIME  ?= 5s
+# Fuzzing budgets are execution counts, not durations: with a duration, Go
+# 1.26's fuzz coordinator can report a spurious "context deadline exceeded"
+# at the deadline (golang/go#75804). FUZZN is for most targets, FUZZN_FAST
+# for the ones that run about ten times faster.
+FUZZN      ?= 40000x
+FUZZN_FAST ?= 400000x
 SUITE_DIR := conformance
 SUITE_BIN := $(CURDIR)/$(SUITE_DIR)/node_modules/.bin
 GOFILES    = $(shell find . -name '*.go' -not -path './$(SUITE_DIR)/node_modules/*')
@@ -33,16 +38,16 @@ $(SUITE_DIR)/node_modules/.installed: $(SUITE_DIR)/package.json $(SUITE_DIR)/pac
 conformance: suite
 	MCPKIT_CONFORMANCE_BIN=$(SUITE_BIN) $(GO) test -count=1 -timeout 30m -run 'Conformance' -v ./conformance/
 
-## fuzz: run every fuzz target for FUZZTIME.
+## fuzz: run every fuzz target for its budget (FUZZN or FUZZN_FAST executions).
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./jsonrpc/
-	$(GO) test -run '^$$' -fuzz '^FuzzMembers$$' -fuzztime $(FUZZTIME) ./jsonrpc/
-	$(GO) test -run '^$$' -fuzz '^FuzzServeHTTP$$' -fuzztime $(FUZZTIME) ./transport/streamable/
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeHeaderValue$$' -fuzztime $(FUZZTIME) ./transport/streamable/
-	$(GO) test -run '^$$' -fuzz '^FuzzCompileValidate$$' -fuzztime $(FUZZTIME) ./schema/
-	$(GO) test -run '^$$' -fuzz '^FuzzParseValue$$' -fuzztime $(FUZZTIME) ./schema/
-	$(GO) test -run '^$$' -fuzz '^FuzzValid$$' -fuzztime $(FUZZTIME) ./internal/jsonvalid/
-	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./internal/jsondec/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZN_FAST) ./jsonrpc/
+	$(GO) test -run '^$$' -fuzz '^FuzzMembers$$' -fuzztime $(FUZZN_FAST) ./jsonrpc/
+	$(GO) test -run '^$$' -fuzz '^FuzzServeHTTP$$' -fuzztime $(FUZZN) ./transport/streamable/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeHeaderValue$$' -fuzztime $(FUZZN) ./transport/streamable/
+	$(GO) test -run '^$$' -fuzz '^FuzzCompileValidate$$' -fuzztime $(FUZZN) ./schema/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseValue$$' -fuzztime $(FUZZN) ./schema/
+	$(GO) test -run '^$$' -fuzz '^FuzzValid$$' -fuzztime $(FUZZN_FAST) ./internal/jsonvalid/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZN) ./internal/jsondec/
 
 ## bench: the loopback comparison against the other SDKs and the net/http
 ## floor (bench/, its own module): interleaved rounds, medians, ratios,
