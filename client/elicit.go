@@ -4,8 +4,11 @@ import "encoding/json"
 
 // FormDefaults returns a form answer for an elicitation's requested schema
 // made of the schema's defaults: each property's default, else its first
-// enum value, else a zero value of its type. Handlers for unattended
-// clients use it; interactive ones start the form from it.
+// enum value, else the zero value of its type ("", 0, false, []). A
+// boolean is true only when its schema's default is true, so answering a
+// confirmation with FormDefaults never approves what the schema does not
+// approve by default. Handlers for unattended clients use it; interactive
+// ones start the form from it.
 func FormDefaults(requestedSchema json.RawMessage) map[string]any {
 	var sch struct {
 		Properties map[string]struct {
@@ -36,7 +39,7 @@ func FormDefaults(requestedSchema json.RawMessage) map[string]any {
 			case "integer", "number":
 				v = 0
 			case "boolean":
-				v = true
+				v = false
 			case "array":
 				v = []any{}
 			default:

@@ -198,7 +198,10 @@ func TestFormDefaults(t *testing.T) {
 	}{
 		{`{"type":"object","properties":{"name":{"type":"string","default":"John"},"age":{"type":"integer","default":30}}}`, map[string]any{"name": "John", "age": float64(30)}},
 		{`{"properties":{"s":{"type":"string","enum":["a","b"]},"t":{"type":"string","oneOf":[{"const":"x"},{"const":"y"}]}}}`, map[string]any{"s": "a", "t": "x"}},
-		{`{"properties":{"s":{"type":"string"},"n":{"type":"number"},"i":{"type":"integer"},"b":{"type":"boolean"},"a":{"type":"array"},"o":{"type":"object"}}}`, map[string]any{"s": "", "n": 0, "i": 0, "b": true, "a": []any{}}},
+		{`{"properties":{"s":{"type":"string"},"n":{"type":"number"},"i":{"type":"integer"},"b":{"type":"boolean"},"a":{"type":"array"},"o":{"type":"object"}}}`, map[string]any{"s": "", "n": 0, "i": 0, "b": false, "a": []any{}}},
+		// A boolean is true only when the schema says so: a confirmation
+		// without a default is never approved by filling in defaults.
+		{`{"properties":{"confirm":{"type":"boolean"},"on":{"type":"boolean","default":true},"off":{"type":"boolean","default":false}},"required":["confirm"]}`, map[string]any{"confirm": false, "on": true, "off": false}},
 		{`not json`, map[string]any{}},
 	}
 	for _, tc := range cases {

@@ -2,6 +2,8 @@ package server
 
 import (
 	"bytes"
+	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,6 +26,8 @@ type inputState struct {
 	answers map[string]json.RawMessage
 	asked   map[string]*protocol.InputRequest
 	state   []byte
+	// once marks the state this round seals as single-use.
+	once bool
 	// digest identifies the request's salient params (name or uri, and
 	// arguments); computed only when state is opened or sealed, off the
 	// common path.
@@ -48,9 +52,13 @@ func (r *Request) digestValue() string {
 	return in.digest
 }
 
-// startInput opens the request's MRTR state from a retry's inputResponses
-// and requestState, which is bound to the request's salient params.
-func (r *Request) startInput() error {
+// startInput opens the request's MRTR state from a retry's requestState,
+// which is bound to the request's salient params, and takes from its
+// inputResponses only the answers to the input requests that state says
+// were issued: anything else — answers on a first request, or under keys
+// that state did not ask for — is unexpected input and ignored, so the
+// handler asks again. A single-use state is consumed here.
+func (r *Request) startInput(ctx context.Context) error {
 	p, err := r.inputParams()
 	if err != nil {
 		return err
@@ -58,37 +66,64 @@ func (r *Request) startInput() error {
 	r.inputMem = inputState{}
 	in := &r.inputMem
 	r.input = in
-	if p.RequestState != "" {
-		st, err := r.server.sealer.open(p.RequestState, r.Method, r.digestValue(), r.Principal)
-		if err != nil {
-			r.server.logger.Warn("rejected requestState", "method", r.Method, "err", err)
-			return protocol.InvalidParams("invalid requestState: " + err.Error())
-		}
-		in.answers, in.state = st.Answers, st.State
+	if p.RequestState == "" {
+		return nil
 	}
+	st, expires, err := r.server.sealer.open(p.RequestState, r.Method, r.digestValue(), r.Principal)
+	if err != nil {
+		r.server.logger.Warn("rejected requestState", "method", r.Method, "err", err)
+		return protocol.InvalidParams("invalid requestState: " + err.Error())
+	}
+	if st.Once {
+		fresh, err := r.server.once.Use(ctx, st.ID, expires)
+		if err != nil {
+			r.server.logger.Error("recording a single-use requestState", "method", r.Method, "err", err)
+			return protocol.InternalError("cannot record a single-use requestState: " + err.Error())
+		}
+		if !fresh {
+			r.server.logger.Warn("rejected requestState", "method", r.Method, "err", errStateUsed)
+			return protocol.InvalidParams("invalid requestState: " + errStateUsed.Error())
+		}
+	}
+	in.answers, in.state = st.Answers, st.State
 	for k, v := range p.InputResponses {
+		if _, ok := st.Expect[k]; !ok {
+			continue
+		}
 		if firstByte(v) != '{' {
 			return protocol.InvalidParams(fmt.Sprintf("inputResponses[%q] must be an object", k))
 		}
 		if in.answers == nil {
-			in.answers = make(map[string]json.RawMessage, len(p.InputResponses))
+			in.answers = make(map[string]json.RawMessage, len(st.Expect))
 		}
 		in.answers[k] = v
 	}
 	return nil
 }
 
+var errStateUsed = errors.New("already used: this request's confirmation is accepted once; send the request again without requestState")
+
 // inputRequired turns ErrInputRequired into the InputRequiredResult.
 func (r *Request) inputRequired(err error) (*protocol.InputRequiredResult, bool) {
 	if !errors.Is(err, ErrInputRequired) || r.input == nil {
 		return nil, false
 	}
-	st, serr := r.server.sealer.seal(r.Method, r.digestValue(), r.Principal, sealedState{Answers: r.input.answers, State: r.input.state})
+	st := sealedState{Answers: r.input.answers, State: r.input.state, Once: r.input.once}
+	if len(r.input.asked) > 0 {
+		st.Expect = make(map[string]string, len(r.input.asked))
+		for k, ir := range r.input.asked {
+			st.Expect[k] = ir.Method
+		}
+	}
+	if st.Once {
+		st.ID = rand.Text()
+	}
+	token, serr := r.server.sealer.seal(r.Method, r.digestValue(), r.Principal, st)
 	if serr != nil {
 		r.server.logger.Error("sealing requestState", "err", serr)
 		return nil, false
 	}
-	res := &protocol.InputRequiredResult{InputRequests: r.input.asked, RequestState: st}
+	res := &protocol.InputRequiredResult{InputRequests: r.input.asked, RequestState: token}
 	res.ResultType = protocol.ResultInputRequired
 	return res, true
 }
@@ -195,6 +230,19 @@ func (r *Request) State() []byte {
 func (r *Request) SetState(state []byte) {
 	if r.input != nil {
 		r.input.state = state
+	}
+}
+
+// SingleUse makes the requestState this round issues single-use: the
+// server accepts it back once, recording it in Options.OnceStore, and
+// answers a replay with an invalid-params error before the handler runs.
+// A handler whose retry has a lasting effect — running a confirmed write,
+// spending a one-time grant — calls it on every round, before asking. The
+// requestState is consumed by the retry that presents it, whatever the
+// handler then does, so a client that wants to try again starts over.
+func (r *Request) SingleUse() {
+	if r.input != nil {
+		r.input.once = true
 	}
 }
 

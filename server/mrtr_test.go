@@ -68,32 +68,147 @@ func TestMRTRRoundTrip(t *testing.T) {
 
 func TestMRTRWithoutStateAndExtraInput(t *testing.T) {
 	s := mrtrServer(t)
+	ada := map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}
+	// An answer on a first request answers nothing the server asked: it
+	// is ignored and the handler asks.
 	r := callTool(t, s, allCaps, map[string]any{"name": "greet",
-		"inputResponses": map[string]any{
-			"name":  map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}},
-			"other": map[string]any{"whatever": true},
-		}})
-	if r["resultType"] != "complete" {
+		"inputResponses": map[string]any{"name": ada, "other": map[string]any{"whatever": true}}})
+	if r["resultType"] != "input_required" {
 		t.Fatalf("answer without requestState = %v", r)
 	}
+	state := r["requestState"]
+	// Unexpected keys beside the expected answer are ignored.
+	r = callTool(t, s, allCaps, map[string]any{"name": "greet", "requestState": state,
+		"inputResponses": map[string]any{"name": ada, "other": 12345}})
+	if r["resultType"] != "complete" {
+		t.Fatalf("answer with an extra key = %v", r)
+	}
 	// A missing answer is asked again, not an error.
-	r = callTool(t, s, allCaps, map[string]any{"name": "greet",
+	r = callTool(t, s, allCaps, map[string]any{"name": "greet", "requestState": state,
 		"inputResponses": map[string]any{"wrong": map[string]any{"action": "accept"}}})
 	if r["resultType"] != "input_required" {
 		t.Fatalf("missing answer = %v", r)
 	}
 }
 
-func TestMRTRMalformedInput(t *testing.T) {
+// TestMRTROnlyIssuedInputReachesTheHandler: a handler sees an answer only
+// under a key the requestState it came with says was asked.
+func TestMRTROnlyIssuedInputReachesTheHandler(t *testing.T) {
 	s := mrtrServer(t)
-	for _, ir := range []any{12345, "x", nil} {
-		p := params(t, map[string]any{"name": "greet", "inputResponses": map[string]any{"name": ir}}, allCaps)
-		wantError(t, do(t, s, protocol.MethodToolsCall, p), protocol.CodeInvalidParams)
+	r1 := callTool(t, s, allCaps, map[string]any{"name": "two"})
+	// Round 1 asked a; an answer to b (asked only in round 2) is not
+	// taken, nor is a forged early answer carried into later rounds.
+	r2 := callTool(t, s, allCaps, map[string]any{"name": "two", "requestState": r1["requestState"],
+		"inputResponses": map[string]any{
+			"a": map[string]any{"action": "accept"},
+			"b": map[string]any{"roots": []any{map[string]any{"uri": "file:///forged"}}},
+		}})
+	if _, ok := r2["inputRequests"].(map[string]any)["b"]; !ok {
+		t.Fatalf("round 2 took an answer it had not asked for: %v", r2)
 	}
-	wantError(t, do(t, s, protocol.MethodToolsCall, json.RawMessage(`{"name":"greet","inputResponses":null,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}}`)), protocol.CodeInvalidParams)
-	// An answer that is not an ElicitResult.
-	p := params(t, map[string]any{"name": "greet", "inputResponses": map[string]any{"name": map[string]any{"action": "maybe"}}}, allCaps)
-	wantError(t, do(t, s, protocol.MethodToolsCall, p), protocol.CodeInvalidParams)
+	// Round 2's state expects b only: a new answer to a does not replace
+	// the one carried from round 1.
+	r3 := callTool(t, s, allCaps, map[string]any{"name": "two", "requestState": r2["requestState"],
+		"inputResponses": map[string]any{
+			"a": map[string]any{"action": "decline"},
+			"b": map[string]any{"roots": []any{map[string]any{"uri": "file:///x"}}},
+		}})
+	if got := string(mustJSON(r3["content"])); !strings.Contains(got, "accept:file:///x") {
+		t.Fatalf("round 3 = %s", got)
+	}
+}
+
+func TestMRTRSingleUse(t *testing.T) {
+	s := newTestServer(nil)
+	runs := 0
+	AddTool(s, &protocol.Tool{Name: "spend"}, func(ctx context.Context, req *CallRequest, in struct{}) (string, error) {
+		req.SingleUse()
+		ans, err := req.Elicit("ok", &protocol.ElicitParams{Message: "Spend?"})
+		if err != nil {
+			return "", err
+		}
+		runs++
+		return string(ans.Action), nil
+	})
+	r1 := callTool(t, s, allCaps, map[string]any{"name": "spend"})
+	retry := params(t, map[string]any{"name": "spend", "requestState": r1["requestState"],
+		"inputResponses": map[string]any{"ok": map[string]any{"action": "accept"}}}, allCaps)
+	result(t, do(t, s, protocol.MethodToolsCall, retry))
+	e := wantError(t, do(t, s, protocol.MethodToolsCall, retry), protocol.CodeInvalidParams)
+	if !strings.Contains(e.Message, "already used") {
+		t.Errorf("replay: %q", e.Message)
+	}
+	if runs != 1 {
+		t.Errorf("the handler ran %d times past its confirmation, want 1", runs)
+	}
+	// A state that is not single-use may be presented again.
+	m := mrtrServer(t)
+	st := callTool(t, m, allCaps, map[string]any{"name": "greet"})["requestState"]
+	again := params(t, map[string]any{"name": "greet", "requestState": st,
+		"inputResponses": map[string]any{"name": map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}}}, allCaps)
+	result(t, do(t, m, protocol.MethodToolsCall, again))
+	result(t, do(t, m, protocol.MethodToolsCall, again))
+}
+
+func TestMemoryOnceStore(t *testing.T) {
+	now := time.Unix(1000, 0)
+	m := &MemoryOnceStore{Max: 2, now: func() time.Time { return now }}
+	ctx := context.Background()
+	use := func(id string, ttl time.Duration) (bool, error) { return m.Use(ctx, id, now.Add(ttl)) }
+	if ok, err := use("a", time.Minute); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if ok, _ := use("a", time.Minute); ok {
+		t.Fatal("a used twice")
+	}
+	use("b", time.Second)
+	if _, err := use("c", time.Minute); err != ErrOnceStoreFull {
+		t.Fatalf("full store: %v", err)
+	}
+	now = now.Add(2 * time.Second) // b expires
+	if ok, err := use("c", time.Minute); !ok || err != nil {
+		t.Fatalf("after expiry: %v %v", ok, err)
+	}
+	if ok, _ := use("a", time.Minute); ok {
+		t.Fatal("a forgotten before it expired")
+	}
+	if m.Len() != 2 {
+		t.Errorf("held %d ids, want 2", m.Len())
+	}
+}
+
+func TestSealedTokens(t *testing.T) {
+	s := newTestServer(nil)
+	now := time.Now()
+	s.sealer.now = func() time.Time { return now }
+	req := func(principal string) *Request { return &Request{server: s, Principal: principal} }
+	tok, err := req("alice").Seal("cursor", []byte("offset=10"), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := req("alice").Unseal("cursor", tok); err != nil || string(got) != "offset=10" {
+		t.Fatalf("Unseal = %q, %v", got, err)
+	}
+	for name, try := range map[string]func() ([]byte, error){
+		"other principal": func() ([]byte, error) { return req("bob").Unseal("cursor", tok) },
+		"other purpose":   func() ([]byte, error) { return req("alice").Unseal("page", tok) },
+		"altered":         func() ([]byte, error) { return req("alice").Unseal("cursor", flip(tok)) },
+		"not a token":     func() ([]byte, error) { return req("alice").Unseal("cursor", "x") },
+		"too long":        func() ([]byte, error) { return req("alice").Unseal("cursor", tok+strings.Repeat("A", maxTokenLen)) },
+	} {
+		if _, err := try(); err != ErrTokenInvalid {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	// A requestState is not a token, nor the other way round.
+	st := callTool(t, mrtrServer(t), allCaps, map[string]any{"name": "greet"})["requestState"].(string)
+	if _, err := req("").Unseal("cursor", st); err != ErrTokenInvalid {
+		t.Errorf("requestState opened as a token: %v", err)
+	}
+	now = now.Add(2 * time.Minute)
+	if _, err := req("alice").Unseal("cursor", tok); err != ErrTokenExpired {
+		t.Errorf("expired: %v", err)
+	}
 }
 
 func TestMRTRMultiRoundCarriesAnswers(t *testing.T) {

@@ -82,7 +82,7 @@ func (s *Server) serveGetPrompt(ctx context.Context, r *Request) (protocol.Resul
 			return nil, protocol.InvalidParams(fmt.Sprintf("prompt %s: missing required argument %q", name, a.Name))
 		}
 	}
-	if err := r.startInput(); err != nil {
+	if err := r.startInput(ctx); err != nil {
 		return nil, err
 	}
 	res, err := guard(s, "prompt "+name, e.handler, ctx, &PromptRequest{Request: r, Name: name, Arguments: args})

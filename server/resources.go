@@ -141,7 +141,7 @@ func (s *Server) serveRead(ctx context.Context, r *Request) (protocol.Result, er
 	if !ok {
 		return nil, protocol.ResourceNotFound(uri)
 	}
-	if err := r.startInput(); err != nil {
+	if err := r.startInput(ctx); err != nil {
 		return nil, err
 	}
 	res, err := guard(s, "resource "+uri, h, ctx, &ReadRequest{Request: r, URI: uri, Vars: vars})

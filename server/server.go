@@ -44,6 +44,11 @@ type Options struct {
 	// StateTTL bounds how long a requestState stays valid; 0 means 10 minutes.
 	StateTTL time.Duration
 
+	// OnceStore records the single-use requestStates (Request.SingleUse)
+	// already presented. The default is an in-memory store; replicas that
+	// share StateKey share a OnceStore too.
+	OnceStore OnceStore
+
 	// Feed carries change events to subscriptions/listen streams; the default
 	// is an in-memory feed. Replicas share changes through a shared Feed.
 	Feed Feed
@@ -70,6 +75,7 @@ type Server struct {
 	versions []string
 	meta     *protocol.ResultMeta // shared, read-only
 	sealer   *sealer
+	once     OnceStore
 	feed     Feed
 	logger   *slog.Logger
 
@@ -114,6 +120,10 @@ func New(info protocol.Implementation, opts *Options) *Server {
 		panic("server: " + err.Error())
 	}
 	s.sealer = sl
+	s.once = s.opts.OnceStore
+	if s.once == nil {
+		s.once = NewMemoryOnceStore()
+	}
 	s.feed = s.opts.Feed
 	if s.feed == nil {
 		s.feed = NewMemoryFeed()

@@ -15,6 +15,14 @@ import (
 type sealedState struct {
 	Answers map[string]json.RawMessage `json:"a,omitempty"`
 	State   []byte                     `json:"s,omitempty"`
+	// Expect names the input requests the round that sealed this state
+	// issued (key → method): only answers under these keys are taken from
+	// the retry's inputResponses.
+	Expect map[string]string `json:"e,omitempty"`
+	// Once, with its random ID, makes the state single-use: the retry
+	// that presents it consumes ID in the server's OnceStore.
+	Once bool   `json:"o,omitempty"`
+	ID   string `json:"i,omitempty"`
 }
 
 // statePayload binds sealedState to the request it belongs to.
@@ -60,12 +68,17 @@ func (s *sealer) seal(method, digest, principal string, st sealedState) (string,
 	if err != nil {
 		return "", err
 	}
+	return s.box(plain, stateVersion, stateAAD)
+}
+
+// box seals plain under a fresh random nonce and encodes it after version.
+func (s *sealer) box(plain []byte, version string, aad []byte) (string, error) {
 	nonce := make([]byte, s.aead.NonceSize(), s.aead.NonceSize()+len(plain)+s.aead.Overhead())
 	if _, err := rand.Read(nonce); err != nil {
 		return "", err
 	}
-	sealed := s.aead.Seal(nonce, nonce, plain, stateAAD)
-	return stateVersion + base64.RawURLEncoding.EncodeToString(sealed), nil
+	sealed := s.aead.Seal(nonce, nonce, plain, aad)
+	return version + base64.RawURLEncoding.EncodeToString(sealed), nil
 }
 
 var (
@@ -75,32 +88,41 @@ var (
 	errStatePrincipal = errors.New("issued to a different principal")
 )
 
-func (s *sealer) open(token, method, digest, principal string) (*sealedState, error) {
-	if len(token) <= len(stateVersion) || token[:len(stateVersion)] != stateVersion {
+func (s *sealer) open(token, method, digest, principal string) (*sealedState, time.Time, error) {
+	plain, err := s.unseal(token, stateVersion, stateAAD)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	var p statePayload
+	if err := json.Unmarshal(plain, &p); err != nil {
+		return nil, time.Time{}, errStateMalformed
+	}
+	switch {
+	case s.now().Unix() > p.Expires:
+		return nil, time.Time{}, errStateExpired
+	case p.Method != method || p.Digest != digest:
+		return nil, time.Time{}, errStateRequest
+	case p.Principal != principal:
+		return nil, time.Time{}, errStatePrincipal
+	}
+	return &p.sealedState, time.Unix(p.Expires+1, 0), nil
+}
+
+// unseal checks token's version prefix and opens its AEAD box.
+func (s *sealer) unseal(token, version string, aad []byte) ([]byte, error) {
+	if len(token) <= len(version) || token[:len(version)] != version {
 		return nil, errStateMalformed
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(token[len(stateVersion):])
+	raw, err := base64.RawURLEncoding.DecodeString(token[len(version):])
 	if err != nil || len(raw) < s.aead.NonceSize()+s.aead.Overhead() {
 		return nil, errStateMalformed
 	}
 	nonce, box := raw[:s.aead.NonceSize()], raw[s.aead.NonceSize():]
-	plain, err := s.aead.Open(nil, nonce, box, stateAAD)
+	plain, err := s.aead.Open(nil, nonce, box, aad)
 	if err != nil {
 		return nil, errStateMalformed
 	}
-	var p statePayload
-	if err := json.Unmarshal(plain, &p); err != nil {
-		return nil, errStateMalformed
-	}
-	switch {
-	case s.now().Unix() > p.Expires:
-		return nil, errStateExpired
-	case p.Method != method || p.Digest != digest:
-		return nil, errStateRequest
-	case p.Principal != principal:
-		return nil, errStatePrincipal
-	}
-	return &p.sealedState, nil
+	return plain, nil
 }
 
 // canonical re-encodes JSON with sorted object keys, so that a client that

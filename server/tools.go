@@ -265,7 +265,7 @@ func (s *Server) serveCallTool(ctx context.Context, r *Request) (protocol.Result
 	if err := e.in.ValidateJSON(args); err != nil {
 		return ErrorResult("Invalid arguments for tool " + name + ": " + err.Error()), nil
 	}
-	if err := r.startInput(); err != nil {
+	if err := r.startInput(ctx); err != nil {
 		return nil, err
 	}
 	req := &CallRequest{Request: r, Name: name, Arguments: args}
