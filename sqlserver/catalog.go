@@ -18,6 +18,7 @@ type tableRef struct {
 type tableInfo struct {
 	Name              string       `json:"name" description:"Table or view name"`
 	Kind              string       `json:"kind" description:"table or view" jsonschema:"enum=table|view"`
+	Comment           string       `json:"comment,omitempty" description:"The database's comment on the table (PostgreSQL COMMENT ON)"`
 	Columns           []columnInfo `json:"columns"`
 	PrimaryKey        []string     `json:"primary_key" description:"Primary key columns, in key order"`
 	ForeignKeys       []foreignKey `json:"foreign_keys"`
@@ -33,6 +34,9 @@ type columnInfo struct {
 	Nullable   bool    `json:"nullable"`
 	Default    *string `json:"default,omitempty" description:"Default expression"`
 	PrimaryKey bool    `json:"primary_key,omitempty"`
+	Comment    string  `json:"comment,omitempty" description:"The database's comment on the column (PostgreSQL COMMENT ON)"`
+
+	profile *columnProfile // the ask prompt's data profile; not in JSON
 }
 
 type foreignKey struct {
@@ -95,8 +99,9 @@ func (d *DB) describeTable(ctx context.Context, t tableRef, withData bool) (*tab
 }
 
 // describeAll describes every known table (or only those named), without
-// data.
-func (d *DB) describeAll(ctx context.Context, names []string) ([]*tableInfo, error) {
+// data; withCounts adds the row counts of tables (not views: counting one
+// runs its query).
+func (d *DB) describeAll(ctx context.Context, names []string, withCounts bool) ([]*tableInfo, error) {
 	tables, err := d.listTables(ctx)
 	if err != nil {
 		return nil, err
@@ -125,6 +130,13 @@ func (d *DB) describeAll(ctx context.Context, names []string) ([]*tableInfo, err
 			if err != nil {
 				return err
 			}
+			if withCounts && t.Kind == "table" {
+				n, est, err := d.dialect.countRows(ctx, q, t)
+				if err != nil {
+					return err
+				}
+				info.RowCount, info.RowCountEstimated = &n, est
+			}
 			out = append(out, info)
 		}
 		return nil
@@ -149,7 +161,10 @@ func (t *tableInfo) text() string {
 		if t.RowCountEstimated {
 			approx = "~"
 		}
-		fmt.Fprintf(&b, " (%s%d rows)", approx, *t.RowCount)
+		fmt.Fprintf(&b, " (%s%d %s)", approx, *t.RowCount, plural(*t.RowCount, "row", "rows"))
+	}
+	if t.Comment != "" {
+		b.WriteString("  -- " + oneLineText(t.Comment))
 	}
 	b.WriteString("\n")
 	for _, c := range t.Columns {
@@ -159,6 +174,9 @@ func (t *tableInfo) text() string {
 		}
 		if c.Default != nil {
 			fmt.Fprintf(&b, " DEFAULT %s", *c.Default)
+		}
+		if notes := c.notes(); len(notes) > 0 {
+			b.WriteString("  -- " + strings.Join(notes, "; "))
 		}
 		b.WriteString("\n")
 	}
@@ -185,3 +203,19 @@ func (t *tableInfo) text() string {
 	}
 	return b.String()
 }
+
+// notes are what the text form says about a column beyond its definition:
+// its comment and, in the ask prompt, its profile.
+func (c *columnInfo) notes() []string {
+	var out []string
+	if c.Comment != "" {
+		out = append(out, oneLineText(c.Comment))
+	}
+	if c.profile != nil {
+		out = append(out, c.profile.notes()...)
+	}
+	return out
+}
+
+// oneLineText joins the lines of s with spaces.
+func oneLineText(s string) string { return strings.Join(strings.Fields(s), " ") }

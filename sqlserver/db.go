@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/mcpkit/mcpkit/server"
 )
@@ -25,9 +26,17 @@ type DB struct {
 	servers []*server.Server
 	tables  []tableRef // as last seen by Open or the poller
 
+	slots   chan struct{}  // one per running statement, MaxConcurrent
+	running sync.WaitGroup // statements, including any past their call
+	closing chan struct{}  // closed by Close
+
+	// progressEvery is how often long statements report progress.
+	progressEvery time.Duration
+
 	stop      context.CancelFunc
 	watchDone chan struct{}
 	closeOnce sync.Once
+	heapLimit bool // this DB holds a share of SQLite's heap limit
 }
 
 // querier is what reads need of a connection or a transaction.
@@ -40,11 +49,21 @@ type querier interface {
 type dialect interface {
 	// name is the dialect's name as a prompt states it.
 	name() string
-	// begin opens a read-only scope on db for one statement within ctx's
-	// deadline; end releases it.
+	// begin opens a read-only scope on a connection of db's for one call
+	// within ctx's deadline; end releases it and leaves the connection as
+	// it found it.
 	begin(ctx context.Context, db *sql.DB) (q querier, end func(), err error)
-	// exec runs a write on db within ctx's deadline.
+	// exec runs one write statement on db within ctx's deadline.
 	exec(ctx context.Context, db *sql.DB, query string, args []any) (int64, error)
+	// oneStatement refuses SQL that is not exactly one statement, where
+	// the database would run more.
+	oneStatement(sql string) error
+	// prepare has the database parse one statement without running it,
+	// where that is possible, so a statement that cannot run is refused
+	// before the user is asked to confirm it.
+	prepare(ctx context.Context, q querier, sql string) error
+	// limitError names the limit err hit, or returns nil.
+	limitError(err error) error
 	listTables(ctx context.Context, q querier) ([]tableRef, error)
 	describe(ctx context.Context, q querier, t tableRef) (*tableInfo, error)
 	countRows(ctx context.Context, q querier, t tableRef) (n int64, estimated bool, err error)
@@ -64,12 +83,22 @@ func Open(ctx context.Context, opts *Options) (*DB, error) {
 	if o.Path != "" && o.DSN != "" {
 		return nil, errors.New("sqlserver: set Path or DSN, not both")
 	}
-	d := &DB{opts: o}
+	d := &DB{opts: o, slots: make(chan struct{}, o.MaxConcurrent), closing: make(chan struct{}), progressEvery: progressEvery}
 	var err error
 	if o.DSN != "" {
-		d.dialect = postgresDialect{}
-		d.ro, d.rw, err = openPostgres(o.DSN, o.AllowWrites)
+		pg := newPostgresDialect(o)
+		d.dialect = pg
+		d.ro, d.rw, err = openPostgres(o.DSN, o.AllowWrites, pg.maxBodyLen, o.MaxConcurrent+2)
+		if err == nil {
+			err = d.checkRole(ctx)
+			if err != nil {
+				d.closeConns()
+			}
+		}
 	} else {
+		if !enableMemstatus() {
+			o.Logger.Warn("sqlserver: SQLite was in use in this process before the first Open, so its heap limit (MaxMemory, --max-memory) is not enforced")
+		}
 		path := o.Path
 		if path == "" {
 			if path, err = demoPath(); err != nil {
@@ -79,8 +108,12 @@ func Open(ctx context.Context, opts *Options) (*DB, error) {
 				return nil, err
 			}
 		}
-		d.dialect = sqliteDialect{}
-		d.ro, d.rw, err = openSQLite(path, o.AllowWrites)
+		d.dialect = sqliteDialect{maxLength: o.MaxResultBytes, maxMemory: o.MaxMemory}
+		d.ro, d.rw, err = openSQLite(path, o.AllowWrites, o.MaxConcurrent+2)
+		if err == nil {
+			holdHeapLimit(d, o.MaxMemory/3)
+			d.heapLimit = true
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -122,13 +155,16 @@ func demoPath() (string, error) {
 	return filepath.Join(dir, "mcpkit", "demo.db"), nil
 }
 
-// Close stops change detection and closes the database connections. It is
-// idempotent.
+// Close stops change detection, refuses new statements, waits for those
+// running to end (they are interrupted when their calls end) and closes
+// the database connections. It is idempotent.
 func (d *DB) Close() error {
 	var err error
 	d.closeOnce.Do(func() {
+		close(d.closing)
 		d.stop()
 		<-d.watchDone
+		d.running.Wait()
 		err = d.closeConns()
 	})
 	return err
@@ -139,39 +175,47 @@ func (d *DB) closeConns() error {
 	if d.rw != nil {
 		err = errors.Join(err, d.rw.Close())
 	}
+	if d.heapLimit {
+		releaseHeapLimit(d)
+		d.heapLimit = false
+	}
 	return err
 }
 
 // Dialect returns "SQLite" or "PostgreSQL".
 func (d *DB) Dialect() string { return d.dialect.name() }
 
-// read runs fn in a read-only scope bounded by the statement timeout.
+// read runs fn in a read-only scope under the server's limits (see
+// statement).
 func (d *DB) read(ctx context.Context, fn func(ctx context.Context, q querier) error) error {
-	ctx, cancel := context.WithTimeout(ctx, d.opts.StatementTimeout)
-	defer cancel()
-	q, end, err := d.dialect.begin(ctx, d.ro)
-	if err != nil {
-		return d.dbError(ctx, err)
-	}
-	defer end()
-	return d.dbError(ctx, fn(ctx, q))
+	return d.statement(ctx, func(ctx context.Context) error {
+		q, end, err := d.dialect.begin(ctx, d.ro)
+		if err != nil {
+			return err
+		}
+		defer end()
+		return fn(ctx, q)
+	})
 }
 
-// dbError turns a failure into what a tool or resource reports: the
-// statement timeout by name, the database's own message otherwise.
+// dbError turns a failure into what a tool or resource reports: a limit
+// by name, the database's own message otherwise.
 func (d *DB) dbError(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) || isStatementTimeout(err) {
-		return errors.New(timeoutMessage(d.opts.StatementTimeout))
+		return &limitError{timeoutMessage(d.opts.StatementTimeout)}
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
 	var le *limitError
-	if errors.As(err, &le) {
+	if errors.As(err, &le) || errors.Is(err, errClosed) {
 		return err
+	}
+	if le := d.dialect.limitError(err); le != nil {
+		return le
 	}
 	return fmt.Errorf("database error: %w", err)
 }

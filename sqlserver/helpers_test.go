@@ -24,9 +24,11 @@ type env struct {
 	write  *sql.DB // a separate writable connection
 	series func(n int) string
 	slow   string // a statement that runs for many seconds
-	// refusal and multi are the database's messages for a write and for
-	// a script with a write.
+	// refusal and multi are the messages refusing a write and a script.
 	refusal, multi string
+	// PostgreSQL: the DSNs of the writer role (used with AllowWrites) and
+	// of the superuser, both with the test's schema as search_path.
+	writerDSN, adminDSN string
 }
 
 // open opens e's database with the given limits on top of e.opts.
@@ -35,6 +37,9 @@ func (e *env) open(t *testing.T, mod func(*Options)) (*DB, *server.Server) {
 	o := e.opts
 	if mod != nil {
 		mod(&o)
+	}
+	if o.AllowWrites && e.writerDSN != "" && o.DSN == e.opts.DSN {
+		o.DSN = e.writerDSN
 	}
 	d, err := Open(context.Background(), &o)
 	if err != nil {

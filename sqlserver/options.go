@@ -2,6 +2,7 @@ package sqlserver
 
 import (
 	"fmt"
+	"log/slog"
 	"time"
 )
 
@@ -21,6 +22,14 @@ type Options struct {
 	// the user confirms it through an elicitation.
 	AllowWrites bool
 
+	// AllowPrivilegedRole serves a PostgreSQL database even when the role
+	// has privileges a window to the database must not have: superuser,
+	// membership in pg_execute_server_program, pg_read_server_files,
+	// pg_write_server_files or pg_signal_backend, BYPASSRLS, or ownership
+	// of the served tables. Without it Open refuses such a role with a
+	// *PrivilegeError; with it Open logs a warning per privilege.
+	AllowPrivilegedRole bool
+
 	// MaxRows caps the rows one query returns; 0 means 1000.
 	MaxRows int
 	// MaxResultBytes caps the JSON size of the rows one query returns; 0
@@ -34,6 +43,30 @@ type Options struct {
 	// PollInterval is how often change detection looks at the database; 0
 	// means 2s, a negative value turns change detection off.
 	PollInterval time.Duration
+
+	// MaxMemory bounds the memory statements may use; 0 means 256 MiB.
+	// SQLite: a third of it is the library's heap limit
+	// (sqlite3_hard_heap_limit64; its allocator can take up to about twice
+	// what it counts, and the rest is for the rows read), with temporary
+	// results kept in memory, so that a statement that needs more fails
+	// rather than spilling to disk. The heap limit is process-wide: the
+	// largest of the SQLite databases open in the process applies.
+	// PostgreSQL: each statement's work_mem is at most a quarter of
+	// MaxMemory divided by MaxConcurrent, and a message read from the
+	// server at most half of that share (or MaxResultBytes, if larger).
+	MaxMemory int64
+	// MaxConcurrent caps the statements running at once, every tool call
+	// and resource read included; 0 means 4. A call waits up to
+	// QueueTimeout for its turn, then fails with a busy error. A statement
+	// that outlives its call's deadline keeps its place until it ends.
+	MaxConcurrent int
+	// QueueTimeout is how long a call waits for one of MaxConcurrent
+	// places; 0 means 10s.
+	QueueTimeout time.Duration
+
+	// Logger receives warnings (a privileged role served anyway, a
+	// statement outliving its deadline); nil means slog.Default().
+	Logger *slog.Logger
 }
 
 // Defaults of Options.
@@ -43,6 +76,9 @@ const (
 	DefaultStatementTimeout = 30 * time.Second
 	DefaultSampleRows       = 5
 	DefaultPollInterval     = 2 * time.Second
+	DefaultMaxMemory        = 256 << 20
+	DefaultMaxConcurrent    = 4
+	DefaultQueueTimeout     = 10 * time.Second
 )
 
 func (o Options) withDefaults() Options {
@@ -64,6 +100,18 @@ func (o Options) withDefaults() Options {
 	if o.PollInterval == 0 {
 		o.PollInterval = DefaultPollInterval
 	}
+	if o.MaxMemory <= 0 {
+		o.MaxMemory = DefaultMaxMemory
+	}
+	if o.MaxConcurrent <= 0 {
+		o.MaxConcurrent = DefaultMaxConcurrent
+	}
+	if o.QueueTimeout <= 0 {
+		o.QueueTimeout = DefaultQueueTimeout
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
 	return o
 }
 
@@ -83,4 +131,16 @@ func byteLimitNote(rows, max int) string {
 
 func timeoutMessage(d time.Duration) string {
 	return fmt.Sprintf("statement timed out after %s (statement_timeout; raise it with --statement-timeout / Options.StatementTimeout, or make the query cheaper)", d)
+}
+
+func busyMessage(n int, waited time.Duration) string {
+	return fmt.Sprintf("the database server is busy: %d statements are running, its limit (--max-concurrent / Options.MaxConcurrent), and none ended within %s; try again shortly", n, waited)
+}
+
+func tooBigMessage(max int) string {
+	return fmt.Sprintf("a value or row is larger than %d bytes (max_result_bytes; raise it with --max-result-bytes / Options.MaxResultBytes, or select less: substr(), length(), an aggregate)", max)
+}
+
+func outOfMemoryMessage(max int64) string {
+	return fmt.Sprintf("the statement needs more than %d MiB of memory (max_memory; raise it with --max-memory / Options.MaxMemory, or make the query cheaper: fewer rows to sort or group, a LIMIT)", max>>20)
 }

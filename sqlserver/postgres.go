@@ -3,26 +3,47 @@ package sqlserver
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
+	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/jackc/pgx/v5/stdlib"
 )
 
 // postgresDialect is the PostgreSQL dialect (pgx through database/sql).
 //
 // Reads run in BEGIN READ ONLY transactions on sessions whose
-// default_transaction_read_only is on, with a transaction-local
-// statement_timeout, and are always rolled back, so even session settings
-// a statement changes are undone. Statements go through the extended
-// protocol, which takes exactly one statement. A cancelled context sends
-// the server a cancel request, so the backend stops working too.
-type postgresDialect struct{}
+// default_transaction_read_only is on, with transaction-local limits
+// (statement_timeout, lock_timeout, idle_in_transaction_session_timeout,
+// work_mem), and are always rolled back; then DISCARD ALL resets the
+// session — advisory locks, prepared statements, settings — so the next
+// call finds the connection as it was opened. Statements from tools go
+// through the extended protocol, which takes exactly one statement, with
+// no server-side statement cache (a statement may DEALLOCATE, DISCARD
+// resets). A cancelled context sends the server a cancel request, so the
+// backend stops working too. A message from the server larger than
+// maxBodyLen ends the connection instead of being read into memory.
+type postgresDialect struct {
+	maxBodyLen  int
+	workMem     int64 // bytes
+	lockTimeout time.Duration
+}
+
+func newPostgresDialect(o Options) postgresDialect {
+	share := o.MaxMemory / int64(o.MaxConcurrent)
+	return postgresDialect{
+		maxBodyLen:  int(max(share/2, int64(o.MaxResultBytes)+64<<10)),
+		workMem:     max(share/4, 64<<10),
+		lockTimeout: min(o.StatementTimeout, 5*time.Second),
+	}
+}
 
 func (postgresDialect) name() string { return "PostgreSQL" }
 
@@ -30,7 +51,7 @@ func cancelBackend(c *pgconn.PgConn) ctxwatch.Handler {
 	return &pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: 3 * time.Second}
 }
 
-func pgConfig(dsn string, readOnly bool) (*pgx.ConnConfig, error) {
+func pgConfig(dsn string, readOnly bool, maxBodyLen int) (*pgx.ConnConfig, error) {
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("sqlserver: parsing DSN: %w", err)
@@ -42,16 +63,26 @@ func pgConfig(dsn string, readOnly bool) (*pgx.ConnConfig, error) {
 		cfg.RuntimeParams["application_name"] = "mcpkit-sql"
 	}
 	cfg.BuildContextWatcherHandler = cancelBackend
+	// One round trip, no named statements: nothing a DISCARD ALL (or a
+	// statement's own DEALLOCATE) could invalidate, and arbitrary SQL
+	// from tools is not cached.
+	cfg.DefaultQueryExecMode = pgx.QueryExecModeExec
+	cfg.BuildFrontend = func(r io.Reader, w io.Writer) *pgproto3.Frontend {
+		f := pgproto3.NewFrontend(r, w)
+		f.SetMaxBodyLen(maxBodyLen)
+		return f
+	}
 	return cfg, nil
 }
 
-func openPostgres(dsn string, writes bool) (ro, rw *sql.DB, err error) {
-	cfg, err := pgConfig(dsn, true)
+func openPostgres(dsn string, writes bool, maxBodyLen, conns int) (ro, rw *sql.DB, err error) {
+	cfg, err := pgConfig(dsn, true, maxBodyLen)
 	if err != nil {
 		return nil, nil, err
 	}
 	ro = stdlib.OpenDB(*cfg)
-	ro.SetMaxOpenConns(8)
+	ro.SetMaxOpenConns(conns)
+	ro.SetMaxIdleConns(conns)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	if err := ro.PingContext(ctx); err != nil {
@@ -61,56 +92,138 @@ func openPostgres(dsn string, writes bool) (ro, rw *sql.DB, err error) {
 	if !writes {
 		return ro, nil, nil
 	}
-	wcfg, err := pgConfig(dsn, false)
+	wcfg, err := pgConfig(dsn, false, maxBodyLen)
 	if err != nil {
 		ro.Close()
 		return nil, nil, err
 	}
 	rw = stdlib.OpenDB(*wcfg)
 	rw.SetMaxOpenConns(2)
+	rw.SetMaxIdleConns(2)
 	return ro, rw, nil
 }
 
-// localTimeout sets statement_timeout for the rest of tx to what is left
-// of ctx's deadline.
-func localTimeout(ctx context.Context, tx *sql.Tx) error {
+// limits returns the statements that open a transaction with the call's
+// limits: statement_timeout is what is left of ctx's deadline.
+func (p postgresDialect) limits(ctx context.Context, begin string) string {
 	ms := int64(30_000)
 	if dl, ok := ctx.Deadline(); ok {
 		ms = max(time.Until(dl).Milliseconds(), 1)
 	}
-	_, err := tx.ExecContext(ctx, "SELECT set_config('statement_timeout', $1, true)", fmt.Sprint(ms))
-	return err
+	lock := min(ms, max(p.lockTimeout.Milliseconds(), 1))
+	return fmt.Sprintf("%s; SET LOCAL statement_timeout = %d; SET LOCAL lock_timeout = %d; "+
+		"SET LOCAL idle_in_transaction_session_timeout = %d; "+
+		"SELECT set_config('work_mem', (least(pg_size_bytes(current_setting('work_mem')), %d) / 1024)::text || 'kB', true)",
+		begin, ms, lock, ms+1000, p.workMem)
 }
 
-func (postgresDialect) begin(ctx context.Context, db *sql.DB) (querier, func(), error) {
-	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+// session takes a connection of db's and opens a transaction on it with
+// the call's limits; end rolls it back and resets the session, or discards
+// the connection when that fails.
+func (p postgresDialect) session(ctx context.Context, db *sql.DB, begin string) (*sql.Conn, func(), error) {
+	c, err := db.Conn(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := localTimeout(ctx, tx); err != nil {
-		tx.Rollback()
+	if _, err := c.ExecContext(ctx, p.limits(ctx, begin)); err != nil {
+		discard(c)
 		return nil, nil, err
 	}
-	return tx, func() { tx.Rollback() }, nil
+	return c, func() { endPostgres(c) }, nil
 }
 
-func (postgresDialect) exec(ctx context.Context, db *sql.DB, query string, args []any) (int64, error) {
-	tx, err := db.BeginTx(ctx, nil)
+// endPostgres leaves c as it was opened: the transaction rolled back, and
+// DISCARD ALL for what outlives a transaction (advisory locks, prepared
+// statements, LISTEN, session settings of a committed statement).
+func endPostgres(c *sql.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := c.ExecContext(ctx, "ROLLBACK")
+	if err == nil {
+		_, err = c.ExecContext(ctx, "DISCARD ALL")
+	}
+	if err != nil {
+		discard(c)
+		return
+	}
+	c.Close()
+}
+
+// discard closes c and keeps it out of the pool.
+func discard(c *sql.Conn) {
+	_ = c.Raw(func(any) error { return driver.ErrBadConn })
+	c.Close()
+}
+
+func (p postgresDialect) begin(ctx context.Context, db *sql.DB) (querier, func(), error) {
+	return p.session(ctx, db, "BEGIN READ ONLY")
+}
+
+func (postgresDialect) oneStatement(sql string) error {
+	if strings.IndexByte(sql, 0) >= 0 {
+		return errNUL
+	}
+	// The extended protocol refuses several statements itself.
+	return nil
+}
+
+func (postgresDialect) prepare(ctx context.Context, q querier, query string) error {
+	c, ok := q.(*sql.Conn)
+	if !ok {
+		return fmt.Errorf("sqlserver: unexpected querier %T", q)
+	}
+	return c.Raw(func(dc any) error {
+		sc, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("sqlserver: unexpected PostgreSQL connection %T", dc)
+		}
+		_, err := sc.Conn().PgConn().Prepare(ctx, "", query, nil)
+		return err
+	})
+}
+
+// exec runs a write through the extended protocol even without
+// parameters (pgx would send a parameterless Exec as a simple query,
+// which runs a whole script), and commits it.
+func (p postgresDialect) exec(ctx context.Context, db *sql.DB, query string, args []any) (int64, error) {
+	c, end, err := p.session(ctx, db, "BEGIN")
 	if err != nil {
 		return 0, err
 	}
-	defer tx.Rollback()
-	if err := localTimeout(ctx, tx); err != nil {
-		return 0, err
-	}
-	res, err := tx.ExecContext(ctx, query, args...)
+	defer end()
+	var n int64
+	err = c.Raw(func(dc any) error {
+		sc, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("sqlserver: unexpected PostgreSQL connection %T", dc)
+		}
+		rows, err := sc.Conn().Query(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		n = rows.CommandTag().RowsAffected()
+		return nil
+	})
 	if err != nil {
 		return 0, err
 	}
-	if err := tx.Commit(); err != nil {
+	if _, err := c.ExecContext(ctx, "COMMIT"); err != nil {
 		return 0, err
 	}
-	return res.RowsAffected()
+	return n, nil
+}
+
+// limitError names the limit behind a message too large to read.
+func (p postgresDialect) limitError(err error) error {
+	var big *pgproto3.ExceededMaxBodyLenErr
+	if errors.As(err, &big) {
+		return &limitError{tooBigMessage(p.maxBodyLen)}
+	}
+	return nil
 }
 
 // isStatementTimeout reports PostgreSQL's statement_timeout cancellation.
@@ -119,8 +232,11 @@ func isStatementTimeout(err error) bool {
 	return errors.As(err, &pe) && pe.Code == "57014" && strings.Contains(pe.Message, "statement timeout")
 }
 
+// pgRelations are the relations served: those of the current schema the
+// role may read.
 const pgRelations = `FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-	WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm', 'f')`
+	WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
+	AND has_table_privilege(c.oid, 'SELECT')`
 
 func (postgresDialect) listTables(ctx context.Context, q querier) ([]tableRef, error) {
 	rows, err := q.QueryContext(ctx, `SELECT c.relname, CASE WHEN c.relkind IN ('v', 'm') THEN 'view' ELSE 'table' END, c.oid::bigint `+
@@ -145,8 +261,13 @@ func (postgresDialect) listTables(ctx context.Context, q querier) ([]tableRef, e
 func (postgresDialect) describe(ctx context.Context, q querier, t tableRef) (*tableInfo, error) {
 	info := newTableInfo(t)
 	oid := int64(t.oid)
+	var comment sql.NullString
+	if err := scanOne(ctx, q, `SELECT obj_description($1::bigint::oid, 'pg_class')`, []any{oid}, &comment); err != nil {
+		return nil, err
+	}
+	info.Comment = comment.String
 	rows, err := q.QueryContext(ctx, `SELECT a.attname, format_type(a.atttypid, a.atttypmod), NOT a.attnotnull,
-			pg_get_expr(d.adbin, d.adrelid),
+			pg_get_expr(d.adbin, d.adrelid), col_description(a.attrelid, a.attnum),
 			COALESCE((SELECT k.ord FROM pg_index i, unnest(i.indkey::int2[]) WITH ORDINALITY AS k(attnum, ord)
 				WHERE i.indrelid = a.attrelid AND i.indisprimary AND k.attnum = a.attnum), 0)
 		FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
@@ -157,15 +278,16 @@ func (postgresDialect) describe(ctx context.Context, q querier, t tableRef) (*ta
 	pkAt := map[int]string{}
 	for rows.Next() {
 		var c columnInfo
-		var dflt sql.NullString
+		var dflt, comment sql.NullString
 		var pk int
-		if err := rows.Scan(&c.Name, &c.Type, &c.Nullable, &dflt, &pk); err != nil {
+		if err := rows.Scan(&c.Name, &c.Type, &c.Nullable, &dflt, &comment, &pk); err != nil {
 			rows.Close()
 			return nil, err
 		}
 		if dflt.Valid {
 			c.Default = &dflt.String
 		}
+		c.Comment = comment.String
 		if pk > 0 {
 			c.PrimaryKey = true
 			pkAt[pk] = c.Name
@@ -250,7 +372,9 @@ func (postgresDialect) countRows(ctx context.Context, q querier, t tableRef) (in
 }
 
 func (postgresDialect) explain(ctx context.Context, q querier, query string, args []any) (string, error) {
-	rows, err := q.QueryContext(ctx, "EXPLAIN "+query, args...)
+	// With an option list, "ANALYZE SELECT ..." is not EXPLAIN ANALYZE:
+	// the statement is planned, never run.
+	rows, err := q.QueryContext(ctx, "EXPLAIN (FORMAT TEXT) "+query, args...)
 	if err != nil {
 		return "", err
 	}

@@ -40,9 +40,12 @@ func (d *DB) getAsk(ctx context.Context, req *server.PromptRequest) (*protocol.G
 	if question == "" {
 		return nil, protocol.InvalidParams("the ask prompt needs a question")
 	}
-	tables, err := d.describeAll(ctx, splitTables(req.Arguments["tables"]))
+	tables, err := d.describeAll(ctx, splitTables(req.Arguments["tables"]), true)
 	if err != nil {
 		return nil, protocol.InvalidParams(err.Error())
+	}
+	for _, info := range tables {
+		d.profile(ctx, tableRef{Name: info.Name, Kind: info.Kind}, info)
 	}
 	dialect := d.dialect.name()
 	placeholder := "?1, ?2"
@@ -51,14 +54,15 @@ func (d *DB) getAsk(ctx context.Context, req *server.PromptRequest) (*protocol.G
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Answer this question from a %s database:\n\n%s\n\n", dialect, question)
-	fmt.Fprintf(&b, "The relevant schema:\n\n")
+	fmt.Fprintf(&b, "The relevant schema, with row counts and, after --, comments and what the data holds "+
+		"(the values of columns that have few, ranges, formats of dates kept as text, units):\n\n")
 	for _, t := range tables {
 		b.WriteString(t.text())
 		b.WriteString("\n")
 	}
 	fmt.Fprintf(&b, "Write exactly one read-only SQL statement (a SELECT or WITH ... SELECT) in the %s dialect that answers the question. "+
 		"Do not modify data or schema: the connection is read-only and such statements fail. "+
-		"Pass literal values as parameters (%s) rather than inlining them. "+
+		"Pass literal values as parameters (%s) rather than inlining them, spelled as the data spells them, and mind the units. "+
 		"Run it with the query tool, then answer the question from its rows, showing the query you used. "+
 		"If the result says it was truncated, aggregate or filter in SQL instead of reading more rows.\n", dialect, placeholder)
 	return &protocol.GetPromptResult{

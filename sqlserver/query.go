@@ -2,12 +2,10 @@ package sqlserver
 
 import (
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"math"
-	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 )
@@ -20,11 +18,13 @@ type resultColumn struct {
 
 // queryResult is the structuredContent of the query tool.
 type queryResult struct {
-	Columns   []resultColumn `json:"columns"`
-	Rows      [][]any        `json:"rows" description:"Rows as arrays of values, in column order"`
-	RowCount  int            `json:"row_count" description:"Number of rows returned"`
-	Truncated bool           `json:"truncated" description:"More rows were available than returned"`
-	Notice    string         `json:"notice,omitempty" description:"Which limit truncated the result and how to raise it"`
+	Columns    []resultColumn `json:"columns"`
+	Rows       [][]any        `json:"rows" description:"Rows as arrays of values, in column order. JSON columns hold their JSON value, PostgreSQL arrays are arrays, numeric values exact numbers, binary values {\"base64\": ...}"`
+	RowCount   int            `json:"row_count" description:"Number of rows returned"`
+	Offset     int            `json:"offset,omitempty" description:"Rows of the statement's result before the first one returned (when reading on with a cursor)"`
+	Truncated  bool           `json:"truncated" description:"More rows were available than returned"`
+	NextCursor string         `json:"next_cursor,omitempty" description:"Pass as cursor, with the same sql and params, to read the rows after these"`
+	Notice     string         `json:"notice,omitempty" description:"Which limit truncated the result and how to raise it or read on"`
 }
 
 type scanLimits struct {
@@ -32,20 +32,18 @@ type scanLimits struct {
 	requested bool // maxRows came from the caller's max_rows
 	serverMax int
 	maxBytes  int
+	skip      int // rows to read past first (a cursor's offset)
 }
 
-// Progress is reported every progressRows rows or progressEvery, whichever
-// comes first.
-const (
-	progressRows  = 500
-	progressEvery = 250 * time.Millisecond
-)
+// progressEvery is how often a statement that runs long reports progress:
+// the time it has run and the rows read so far.
+const progressEvery = time.Second
 
-// scanRows runs query and reads at most lim.maxRows rows of at most
-// lim.maxBytes encoded bytes, reporting the rows read so far to progress
-// (which may be nil). When a limit stops the scan, the rest of the
+// scanRows runs query, skips lim.skip rows, and reads at most lim.maxRows
+// rows of at most lim.maxBytes encoded bytes, counting the rows read into
+// read (which may be nil). When a limit stops the scan, the rest of the
 // statement is cancelled in the database rather than read to its end.
-func scanRows(ctx context.Context, q querier, query string, args []any, lim scanLimits, progress func(rows int)) (*queryResult, error) {
+func scanRows(ctx context.Context, q querier, query string, args []any, lim scanLimits, read *atomic.Int64) (*queryResult, error) {
 	qctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	rows, err := q.QueryContext(qctx, query, args...)
@@ -57,18 +55,28 @@ func scanRows(ctx context.Context, q querier, query string, args []any, lim scan
 	if err != nil {
 		return nil, err
 	}
-	res := &queryResult{Columns: make([]resultColumn, len(types)), Rows: [][]any{}}
+	res := &queryResult{Columns: make([]resultColumn, len(types)), Rows: [][]any{}, Offset: lim.skip}
+	convert := make([]converter, len(types))
+	var arrays pgArrays
 	for i, t := range types {
-		res.Columns[i] = resultColumn{Name: t.Name(), Type: strings.ToUpper(t.DatabaseTypeName())}
+		typ := strings.ToUpper(t.DatabaseTypeName())
+		res.Columns[i] = resultColumn{Name: t.Name(), Type: typ}
+		convert[i] = converterFor(typ, &arrays)
 	}
 	vals := make([]any, len(types))
 	ptrs := make([]any, len(types))
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
-	size := 0
-	last := time.Now()
+	size, skipped := 0, 0
 	for rows.Next() {
+		if read != nil {
+			read.Add(1)
+		}
+		if skipped < lim.skip {
+			skipped++
+			continue
+		}
 		if len(res.Rows) >= lim.maxRows {
 			res.Truncated = true
 			res.Notice = rowLimitNote(len(res.Rows), lim.requested, lim.serverMax)
@@ -77,9 +85,16 @@ func scanRows(ctx context.Context, q querier, query string, args []any, lim scan
 		if err := rows.Scan(ptrs...); err != nil {
 			return nil, err
 		}
+		// The raw size bounds the encoded one from below: a row already
+		// over the cap is not encoded at all.
+		if size+rawSize(vals) > lim.maxBytes {
+			res.Truncated = true
+			res.Notice = byteLimitNote(len(res.Rows), lim.maxBytes)
+			break
+		}
 		row := make([]any, len(vals))
 		for i, v := range vals {
-			row[i] = jsonValue(v)
+			row[i] = convert[i](v)
 		}
 		b, err := json.Marshal(row)
 		if err != nil {
@@ -92,10 +107,6 @@ func scanRows(ctx context.Context, q querier, query string, args []any, lim scan
 		}
 		size += len(b) + 1
 		res.Rows = append(res.Rows, row)
-		if n := len(res.Rows); progress != nil && (n%progressRows == 0 || time.Since(last) >= progressEvery) {
-			progress(n)
-			last = time.Now()
-		}
 	}
 	if res.Truncated {
 		cancel()
@@ -107,27 +118,18 @@ func scanRows(ctx context.Context, q querier, query string, args []any, lim scan
 	return res, nil
 }
 
-// jsonValue turns a database value into one JSON encodes faithfully.
-func jsonValue(v any) any {
-	switch x := v.(type) {
-	case nil, bool, int64, string:
-		return x
-	case float64:
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return strconv.FormatFloat(x, 'g', -1, 64)
+// rawSize is the size of a row's text and binary values.
+func rawSize(vals []any) int {
+	n := 0
+	for _, v := range vals {
+		switch x := v.(type) {
+		case string:
+			n += len(x)
+		case []byte:
+			n += len(x)
 		}
-		return x
-	case []byte:
-		if utf8.Valid(x) {
-			return string(x)
-		}
-		return `\x` + hex.EncodeToString(x)
-	case time.Time:
-		return x.Format(time.RFC3339Nano)
-	case fmt.Stringer:
-		return x.String()
 	}
-	return fmt.Sprint(v)
+	return n
 }
 
 // decodeParams turns JSON parameters into driver values: integers stay
@@ -207,24 +209,4 @@ func textTable(cols []resultColumn, rows [][]any) string {
 		}
 	}
 	return b.String()
-}
-
-func cellText(v any) string {
-	var s string
-	switch x := v.(type) {
-	case nil:
-		s = "NULL"
-	case string:
-		s = x
-	case float64:
-		s = strconv.FormatFloat(x, 'g', -1, 64)
-	default:
-		s = fmt.Sprint(x)
-	}
-	s = strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", " ").Replace(s)
-	if utf8.RuneCountInString(s) > maxCell {
-		r := []rune(s)
-		s = string(r[:maxCell-1]) + "…"
-	}
-	return s
 }

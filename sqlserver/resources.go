@@ -111,7 +111,7 @@ type schemaOverview struct {
 }
 
 func (d *DB) readSchema(ctx context.Context, req *server.ReadRequest) (*protocol.ReadResourceResult, error) {
-	tables, err := d.describeAll(ctx, nil)
+	tables, err := d.describeAll(ctx, nil, true)
 	if err != nil {
 		return nil, err
 	}
@@ -245,7 +245,7 @@ func (d *DB) columnNames(ctx context.Context, table string) ([]string, error) {
 			return nil, err
 		}
 	}
-	infos, err := d.describeAll(ctx, names)
+	infos, err := d.describeAll(ctx, names, false)
 	if err != nil {
 		return nil, err
 	}

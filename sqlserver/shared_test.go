@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/client"
 	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/protocol"
 	"github.com/mcpkit/mcpkit/server"
 )
 
@@ -19,6 +21,10 @@ func runShared(t *testing.T, e *env) {
 	t.Run("Caps", func(t *testing.T) { testCaps(t, e) })
 	t.Run("Progress", func(t *testing.T) { testProgress(t, e) })
 	t.Run("Execute", func(t *testing.T) { testExecute(t, e) })
+	t.Run("ForgedConfirmations", func(t *testing.T) { testForgedConfirmations(t, e) })
+	t.Run("OneStatement", func(t *testing.T) { testOneStatement(t, e) })
+	t.Run("ConcurrencyCap", func(t *testing.T) { testConcurrencyCap(t, e) })
+	t.Run("Cursor", func(t *testing.T) { testCursor(t, e) })
 	t.Run("Subscriptions", func(t *testing.T) { testSubscriptions(t, e) })
 	t.Run("Cancel", func(t *testing.T) { testCancel(t, e) })
 	t.Run("Resources", func(t *testing.T) { testResources(t, e) })
@@ -42,7 +48,7 @@ func testReadOnly(t *testing.T, e *env, extra ...string) {
 	stmts = append(stmts, e.readOnlyTricks()...)
 	for _, st := range stmts {
 		r := callTool(t, s, "query", map[string]any{"sql": st[0]})
-		if !r.IsError || !strings.Contains(r.text(), "database error") || !strings.Contains(r.text(), st[1]) {
+		if !r.IsError || !strings.Contains(r.text(), st[1]) {
 			t.Errorf("%q: want a tool error carrying %q, got %q", st[0], st[1], r.text())
 		}
 	}
@@ -69,8 +75,10 @@ func (e *env) readOnlyTricks() [][2]string {
 		return [][2]string{
 			{"WITH x AS (DELETE FROM t RETURNING *) SELECT * FROM x", e.refusal},
 			{"WITH x AS (INSERT INTO t (id, name) VALUES (101, 'y') RETURNING *) SELECT * FROM x", e.refusal},
-			{"SELECT nextval('t_id_seq')", e.refusal},
-			{"COPY t FROM PROGRAM 'true'", e.refusal},
+			{"SELECT nextval('t_id_seq')", "permission denied"},
+			{"COPY t FROM PROGRAM 'true'", "pg_execute_server_program"},
+			{"COPY (SELECT 1) TO PROGRAM 'true'", "pg_execute_server_program"},
+			{"SELECT pg_read_file('/etc/passwd')", "permission denied"},
 			{"COMMIT; DELETE FROM t", e.multi},
 		}
 	}
@@ -155,15 +163,18 @@ func (e *env) wide(n int) string {
 }
 
 func testProgress(t *testing.T, e *env) {
-	_, s := e.open(t, nil)
+	d, s := e.open(t, nil)
+	d.progressEvery = 10 * time.Millisecond
+	// A statement that returns its one row only at the end (an
+	// aggregate) still reports progress while it runs.
 	n := &collector{}
 	r, rpcErr := handle(t, context.Background(), s, n, "tools/call", map[string]any{
-		"name": "query", "arguments": map[string]any{"sql": e.series(1200)}, "progressToken": "p1"})
+		"name": "query", "arguments": map[string]any{"sql": e.slowAggregate()}, "progressToken": "p1"})
 	if rpcErr != nil {
 		t.Fatal(rpcErr.Message)
 	}
-	if q := decodeQuery(t, r); q.RowCount != 1000 || !q.Truncated {
-		t.Errorf("rows %d truncated %v", q.RowCount, q.Truncated)
+	if q := decodeQuery(t, r); q.RowCount != 1 {
+		t.Errorf("rows %d", q.RowCount)
 	}
 	var got []string
 	for _, m := range n.all() {
@@ -171,9 +182,23 @@ func testProgress(t *testing.T, e *env) {
 			got = append(got, m)
 		}
 	}
-	if len(got) < 2 || !strings.Contains(got[0], `"progress":500`) || !strings.Contains(got[0], "500 rows read") {
+	if len(got) < 1 || !strings.Contains(got[0], "running for") {
 		t.Errorf("progress notifications: %q", got)
 	}
+	// Without a progressToken, nothing is sent.
+	n = &collector{}
+	if _, rpcErr := handle(t, context.Background(), s, n, "tools/call", map[string]any{
+		"name": "query", "arguments": map[string]any{"sql": e.series(3000)}}); rpcErr != nil || len(n.all()) != 0 {
+		t.Errorf("unasked progress: %v %q", rpcErr, n.all())
+	}
+}
+
+// slowAggregate returns one row after a few hundred milliseconds.
+func (e *env) slowAggregate() string {
+	if e.name == "postgres" {
+		return "SELECT count(*) FROM (SELECT pg_sleep(0.3)) AS s"
+	}
+	return "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 150000) SELECT count(*) FROM c"
 }
 
 func testExecute(t *testing.T, e *env) {
@@ -191,7 +216,8 @@ func testExecute(t *testing.T, e *env) {
 	var ask struct {
 		Method string `json:"method"`
 		Params struct {
-			Message string `json:"message"`
+			Message         string          `json:"message"`
+			RequestedSchema json.RawMessage `json:"requestedSchema"`
 		} `json:"params"`
 	}
 	json.Unmarshal(first.InputRequests["confirm_execute"], &ask)
@@ -201,6 +227,15 @@ func testExecute(t *testing.T, e *env) {
 	if n := e.count(t, "t"); n != 3 {
 		t.Fatalf("unanswered: t has %d rows, want 3", n)
 	}
+	// Each answer goes with a fresh first round: a requestState is
+	// accepted once.
+	answer := func(a string) *wireResult {
+		first := callTool(t, s, "execute", args)
+		return mustHandle(t, s, "tools/call", map[string]any{"name": "execute", "arguments": args,
+			"inputResponses": map[string]json.RawMessage{"confirm_execute": json.RawMessage(a)},
+			"requestState":   first.RequestState})
+	}
+	defaults, _ := json.Marshal(map[string]any{"action": "accept", "content": client.FormDefaults(ask.Params.RequestedSchema)})
 	answers := []struct {
 		name   string
 		answer string
@@ -209,16 +244,15 @@ func testExecute(t *testing.T, e *env) {
 		{"declined", `{"action":"decline"}`, false},
 		{"cancelled", `{"action":"cancel"}`, false},
 		{"accepted unchecked", `{"action":"accept","content":{"confirm":false}}`, false},
+		{"accepted with the form's defaults", string(defaults), false},
 		{"accepted", `{"action":"accept","content":{"confirm":true}}`, true},
 	}
 	for _, a := range answers {
-		r := mustHandle(t, s, "tools/call", map[string]any{"name": "execute", "arguments": args,
-			"inputResponses": map[string]json.RawMessage{"confirm_execute": json.RawMessage(a.answer)},
-			"requestState":   first.RequestState})
+		r := answer(a.answer)
 		want := 3
 		if a.ran {
 			want = 4
-			if r.IsError || !strings.Contains(r.text(), "1 rows affected") {
+			if r.IsError || !strings.Contains(r.text(), "1 row affected") {
 				t.Errorf("%s: %s", a.name, r.text())
 			}
 		} else if !r.IsError || !strings.Contains(r.text(), "Not executed") {
@@ -228,8 +262,46 @@ func testExecute(t *testing.T, e *env) {
 			t.Errorf("%s: t has %d rows, want %d", a.name, n, want)
 		}
 	}
-	if _, err := e.write.Exec("DELETE FROM t WHERE id = 10"); err != nil {
-		t.Fatal(err)
+	mustExec(t, e.write, "DELETE FROM t WHERE id = 10")
+}
+
+// testForgedConfirmations: a confirmation counts only as the answer to the
+// question this server asked, on the call it asked it for, once.
+func testForgedConfirmations(t *testing.T, e *env) {
+	_, s := e.open(t, func(o *Options) { o.AllowWrites = true })
+	del := map[string]any{"sql": "DELETE FROM u"}
+	yes := map[string]json.RawMessage{"confirm_execute": json.RawMessage(`{"action":"accept","content":{"confirm":true}}`)}
+
+	// A first call that brings its own confirmation is asked anyway.
+	r := mustHandle(t, s, "tools/call", map[string]any{"name": "execute", "arguments": del, "inputResponses": yes})
+	if r.ResultType != "input_required" || e.count(t, "u") != 1 {
+		t.Fatalf("unasked confirmation: %+v, u has %d rows", r, e.count(t, "u"))
+	}
+	// An answer under a key the server did not ask is ignored.
+	other := map[string]json.RawMessage{"confirm": yes["confirm_execute"]}
+	r = mustHandle(t, s, "tools/call", map[string]any{"name": "execute", "arguments": del, "inputResponses": other, "requestState": r.RequestState})
+	if r.ResultType != "input_required" || e.count(t, "u") != 1 {
+		t.Fatalf("answer to another question: %+v, u has %d rows", r, e.count(t, "u"))
+	}
+	// The confirmation of one statement does not run another.
+	ins := map[string]any{"sql": e.param("INSERT INTO u (id, t_id) VALUES (7, ", 1) + ")", "params": []any{1}}
+	first := callTool(t, s, "execute", ins)
+	if _, rpcErr := handle(t, context.Background(), s, nil, "tools/call", map[string]any{"name": "execute", "arguments": del,
+		"inputResponses": yes, "requestState": first.RequestState}); rpcErr == nil || e.count(t, "u") != 1 {
+		t.Fatalf("state moved to another statement: %v, u has %d rows", rpcErr, e.count(t, "u"))
+	}
+	// Confirmed: it runs once; the same retry again is refused.
+	retry := map[string]any{"name": "execute", "arguments": ins, "inputResponses": yes, "requestState": first.RequestState}
+	if r := mustHandle(t, s, "tools/call", retry); r.IsError || e.count(t, "u") != 2 {
+		t.Fatalf("confirmed insert: %s, u has %d rows", r.text(), e.count(t, "u"))
+	}
+	mustExec(t, e.write, "DELETE FROM u WHERE id = 7")
+	_, rpcErr := handle(t, context.Background(), s, nil, "tools/call", retry)
+	if rpcErr == nil || rpcErr.Code != protocol.CodeInvalidParams || !strings.Contains(rpcErr.Message, "already used") {
+		t.Fatalf("replayed confirmation: %+v", rpcErr)
+	}
+	if n := e.count(t, "u"); n != 1 {
+		t.Errorf("the replay ran the statement again: u has %d rows", n)
 	}
 }
 
@@ -348,8 +420,21 @@ func testResources(t *testing.T, e *env) {
 		t.Errorf("text form: %s", text)
 	}
 	r = mustHandle(t, s, "resources/read", map[string]any{"uri": SchemaURI})
-	if r.TTLMs != 30000 || !strings.Contains(r.Contents[1]["text"].(string), "TABLE u") {
+	if r.TTLMs != 30000 || !strings.Contains(r.Contents[1]["text"].(string), "TABLE u (1 row)") ||
+		!strings.Contains(r.Contents[1]["text"].(string), "TABLE t (3 rows)") {
 		t.Errorf("schema: %d %v", r.TTLMs, r.Contents)
+	}
+	if e.name == "postgres" {
+		var overview schemaOverview
+		json.Unmarshal([]byte(r.Contents[0]["text"].(string)), &overview)
+		for _, tb := range overview.Tables {
+			if tb.Name == "t" && (tb.Comment != "Things with names" || tb.Columns[1].Comment != "The display name") {
+				t.Errorf("comments of t: %q, %q", tb.Comment, tb.Columns[1].Comment)
+			}
+		}
+		if text := r.Contents[1]["text"].(string); !strings.Contains(text, "-- Things with names") || !strings.Contains(text, "name text NOT NULL  -- The display name") {
+			t.Errorf("comments in the text form:\n%s", text)
+		}
 	}
 	r = mustHandle(t, s, "resources/read", map[string]any{"uri": "sql://table/t/column/name"})
 	if !strings.Contains(r.Contents[0]["text"].(string), `"top_values"`) {
@@ -402,6 +487,19 @@ func testPrompt(t *testing.T, e *env) {
 	}
 	if _, rpcErr := handle(t, context.Background(), s, nil, "prompts/get", map[string]any{"name": "ask", "arguments": map[string]string{"question": "q", "tables": "nope"}}); rpcErr == nil {
 		t.Error("unknown table: no error")
+	}
+	// The data, not only the schema: row counts, the values of a column
+	// with few of them, ranges, comments.
+	r = mustHandle(t, s, "prompts/get", map[string]any{"name": "ask", "arguments": map[string]string{"question": "Which names?", "tables": "t"}})
+	text = r.Messages[0]["content"].(map[string]any)["text"].(string)
+	wants := []string{"TABLE t (3 rows)", "values: 'one' (1), 'three' (1), 'two' (1)", "  -- from 1 to 3\n"}
+	if e.name == "postgres" {
+		wants = append(wants, "The display name; values:")
+	}
+	for _, want := range wants {
+		if !strings.Contains(text, want) {
+			t.Errorf("prompt lacks %q:\n%s", want, text)
+		}
 	}
 }
 

@@ -4,21 +4,31 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"net/url"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // sqliteDialect is the SQLite dialect (modernc.org/sqlite, no cgo).
 //
 // Reads run on connections opened with mode=ro (SQLITE_OPEN_READONLY) and
 // query_only(1), with an authorizer that refuses ATTACH, DETACH, temporary
-// objects and pragma assignments, so a statement can neither write the
-// file, nor reach another one, nor lift query_only.
-type sqliteDialect struct{}
+// objects, pragma assignments and transaction control, so a statement can
+// neither write the file, nor reach another one, nor lift query_only, nor
+// keep a transaction (and its locks and snapshot) open past its call.
+// Every call runs exactly one statement. A value is at most maxLength
+// bytes (SQLITE_LIMIT_LENGTH) and temporary results stay in memory, within
+// the process's SQLite heap limit (see heap.go), rather than on disk.
+type sqliteDialect struct {
+	maxLength int
+	maxMemory int64
+}
 
 func (sqliteDialect) name() string { return "SQLite" }
 
@@ -31,8 +41,8 @@ func sqliteDSN(path string, params ...string) (string, error) {
 	return u.String() + "?" + strings.Join(params, "&"), nil
 }
 
-func openSQLite(path string, writes bool) (ro, rw *sql.DB, err error) {
-	dsn, err := sqliteDSN(path, "mode=ro", "_pragma=query_only(1)", "_pragma=busy_timeout(5000)")
+func openSQLite(path string, writes bool, conns int) (ro, rw *sql.DB, err error) {
+	dsn, err := sqliteDSN(path, "mode=ro", "_pragma=query_only(1)", "_pragma=busy_timeout(5000)", "_pragma=temp_store(2)")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -41,7 +51,8 @@ func openSQLite(path string, writes bool) (ro, rw *sql.DB, err error) {
 		return nil, nil, err
 	}
 	ro = sql.OpenDB(authorized{base, readAuthorizer})
-	ro.SetMaxOpenConns(8)
+	ro.SetMaxOpenConns(conns)
+	ro.SetMaxIdleConns(conns)
 	if err := ro.Ping(); err != nil {
 		ro.Close()
 		return nil, nil, fmt.Errorf("sqlserver: opening %s: %w", path, err)
@@ -49,7 +60,7 @@ func openSQLite(path string, writes bool) (ro, rw *sql.DB, err error) {
 	if !writes {
 		return ro, nil, nil
 	}
-	wdsn, err := sqliteDSN(path, "mode=rw", "_pragma=busy_timeout(5000)", "_pragma=foreign_keys(1)")
+	wdsn, err := sqliteDSN(path, "mode=rw", "_pragma=busy_timeout(5000)", "_pragma=foreign_keys(1)", "_pragma=temp_store(2)")
 	if err != nil {
 		ro.Close()
 		return nil, nil, err
@@ -61,6 +72,7 @@ func openSQLite(path string, writes bool) (ro, rw *sql.DB, err error) {
 	}
 	rw = sql.OpenDB(authorized{wbase, writeAuthorizer})
 	rw.SetMaxOpenConns(1)
+	rw.SetMaxIdleConns(1)
 	return ro, rw, nil
 }
 
@@ -94,42 +106,109 @@ var readPragmas = map[string]bool{
 	"table_list": true, "integrity_check": true, "quick_check": true,
 }
 
+// sessionAction refuses what would leave state on a connection past its
+// call: transaction control and savepoints (ROLLBACK, which can only end a
+// transaction, is allowed: the dialect runs it after every call) and pragma
+// assignments.
+func sessionAction(action sqlite.AuthorizerActionCode, arg1, arg2 string) bool {
+	switch action {
+	case sqlite.AuthTransaction:
+		return !strings.EqualFold(arg1, "ROLLBACK")
+	case sqlite.AuthSavepoint:
+		return true
+	case sqlite.AuthPragma:
+		return arg2 != "" && !readPragmas[strings.ToLower(arg1)]
+	}
+	return false
+}
+
 func readAuthorizer(action sqlite.AuthorizerActionCode, arg1, arg2, _, _ string) sqlite.AuthorizerReturnCode {
 	switch action {
 	case sqlite.AuthAttach, sqlite.AuthDetach,
 		sqlite.AuthCreateTempTable, sqlite.AuthCreateTempIndex,
 		sqlite.AuthCreateTempTrigger, sqlite.AuthCreateTempView:
 		return sqlite.AuthorizerDeny
-	case sqlite.AuthPragma:
-		if arg2 != "" && !readPragmas[strings.ToLower(arg1)] {
-			return sqlite.AuthorizerDeny
-		}
 	}
-	return sqlite.AuthorizerOK
-}
-
-// writeAuthorizer keeps confirmed writes to the one database file.
-func writeAuthorizer(action sqlite.AuthorizerActionCode, _, _, _, _ string) sqlite.AuthorizerReturnCode {
-	if action == sqlite.AuthAttach || action == sqlite.AuthDetach {
+	if sessionAction(action, arg1, arg2) {
 		return sqlite.AuthorizerDeny
 	}
 	return sqlite.AuthorizerOK
 }
 
-func (sqliteDialect) begin(ctx context.Context, db *sql.DB) (querier, func(), error) {
+// writeAuthorizer keeps confirmed writes to the one database file and to
+// the one statement confirmed.
+func writeAuthorizer(action sqlite.AuthorizerActionCode, arg1, arg2, _, _ string) sqlite.AuthorizerReturnCode {
+	if action == sqlite.AuthAttach || action == sqlite.AuthDetach || sessionAction(action, arg1, arg2) {
+		return sqlite.AuthorizerDeny
+	}
+	return sqlite.AuthorizerOK
+}
+
+func (sqliteDialect) oneStatement(sql string) error { return oneSQLiteStatement(sql) }
+
+// prepare does nothing more: oneStatement has counted the statements, and
+// SQLite reports anything else wrong when the statement runs.
+func (sqliteDialect) prepare(context.Context, querier, string) error { return nil }
+
+// conn takes a connection of db's with the value length limit set, and
+// returns the function that gives it back: a connection that is somehow
+// still in a transaction is rolled back first, or discarded.
+func (d sqliteDialect) conn(ctx context.Context, db *sql.DB) (*sql.Conn, func(), error) {
 	c, err := db.Conn(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	return c, func() { c.Close() }, nil
+	if _, err := sqlite.Limit(c, sqlite3.SQLITE_LIMIT_LENGTH, d.maxLength); err != nil {
+		c.Close()
+		return nil, nil, err
+	}
+	return c, func() { endSQLite(c) }, nil
 }
 
-func (sqliteDialect) exec(ctx context.Context, db *sql.DB, query string, args []any) (int64, error) {
-	res, err := db.ExecContext(ctx, query, args...)
+// endSQLite gives c back to its pool in autocommit mode.
+func endSQLite(c *sql.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := c.ExecContext(ctx, "ROLLBACK"); err != nil && !strings.Contains(err.Error(), "no transaction is active") {
+		_ = c.Raw(func(any) error { return driver.ErrBadConn })
+	}
+	c.Close()
+}
+
+func (d sqliteDialect) begin(ctx context.Context, db *sql.DB) (querier, func(), error) {
+	return d.conn(ctx, db)
+}
+
+func (d sqliteDialect) exec(ctx context.Context, db *sql.DB, query string, args []any) (int64, error) {
+	c, end, err := d.conn(ctx, db)
+	if err != nil {
+		return 0, err
+	}
+	defer end()
+	res, err := c.ExecContext(ctx, query, args...)
 	if err != nil {
 		return 0, err
 	}
 	return res.RowsAffected()
+}
+
+// limitError names the limit behind SQLite's "too big" and "out of
+// memory" errors, and what the authorizer refuses.
+func (d sqliteDialect) limitError(err error) error {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return nil
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_TOOBIG:
+		return &limitError{tooBigMessage(d.maxLength)}
+	case sqlite3.SQLITE_NOMEM:
+		return &limitError{outOfMemoryMessage(d.maxMemory)}
+	case sqlite3.SQLITE_AUTH:
+		return fmt.Errorf("database error: %w (refused: statements here do not ATTACH or DETACH databases, "+
+			"control transactions (BEGIN, COMMIT, SAVEPOINT), create temporary objects or assign pragmas)", err)
+	}
+	return nil
 }
 
 func quoteIdent(name string) string {

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -38,7 +40,7 @@ func sqliteEnv(t *testing.T) *env {
 			return fmt.Sprintf("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < %d) SELECT x FROM c", n)
 		},
 		refusal: "attempt to write a readonly database",
-		multi:   "attempt to write a readonly database",
+		multi:   "more than one statement",
 		slow:    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 5000000000) SELECT count(*) FROM c, t",
 	}
 }
@@ -144,5 +146,125 @@ func TestOpenDemoDefault(t *testing.T) {
 	}
 	if d.Dialect() != "SQLite" || len(d.knownTables()) != 5 {
 		t.Errorf("%s, tables %v", d.Dialect(), d.knownTables())
+	}
+}
+
+// TestSQLiteNoOpenTransaction: the read-only tool cannot leave a
+// transaction open (which would lock out every writer and, in WAL mode,
+// pin later reads to a stale snapshot).
+func TestSQLiteNoOpenTransaction(t *testing.T) {
+	for _, wal := range []bool{false, true} {
+		t.Run(map[bool]string{false: "rollback journal", true: "WAL"}[wal], func(t *testing.T) {
+			e := sqliteEnv(t)
+			if wal {
+				mustExec(t, e.write, "PRAGMA journal_mode = WAL")
+			}
+			_, s := e.open(t, nil)
+			for _, q := range []string{"BEGIN", "BEGIN IMMEDIATE", "BEGIN EXCLUSIVE", "SAVEPOINT s1", "COMMIT", "END", "RELEASE s1", "ROLLBACK TO s1"} {
+				r := callTool(t, s, "query", map[string]any{"sql": q})
+				if !r.IsError || !strings.Contains(r.text(), "not authorized") || !strings.Contains(r.text(), "BEGIN, COMMIT, SAVEPOINT") {
+					t.Errorf("%q: want a refusal, got %q", q, r.text())
+				}
+				callTool(t, s, "query", map[string]any{"sql": "SELECT count(*) FROM t"})
+				e.assertIdle(t)
+			}
+			// Every later read sees committed data.
+			mustExec(t, e.write, "INSERT INTO t (id, name) VALUES (50, 'fifty')")
+			q := decodeQuery(t, callTool(t, s, "query", map[string]any{"sql": "SELECT count(*) FROM t"}))
+			if q.Rows[0][0] != float64(4) {
+				t.Errorf("a read after a write sees %v rows, want 4", q.Rows[0][0])
+			}
+		})
+	}
+}
+
+// TestSQLiteEndRollsBack: a connection handed back while still in a
+// transaction (which the authorizer prevents; this is the second line) is
+// rolled back before anyone else can use it.
+func TestSQLiteEndRollsBack(t *testing.T) {
+	e := sqliteEnv(t)
+	dsn, _ := sqliteDSN(e.opts.Path, "mode=ro")
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	c, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"BEGIN", "SELECT count(*) FROM t"} {
+		if _, err := c.ExecContext(context.Background(), q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	endSQLite(c)
+	e.assertIdle(t)
+}
+
+// TestSQLiteSizeLimits: values larger than the result cap are refused as
+// they are made, not built in memory first.
+func TestSQLiteSizeLimits(t *testing.T) {
+	e := sqliteEnv(t)
+	_, s := e.open(t, func(o *Options) { o.MaxResultBytes = 1 << 20 })
+	for _, q := range []string{
+		"SELECT randomblob(1000000000)",
+		"SELECT length(zeroblob(1000000000))",
+		"SELECT length(printf('%.*c', 100000000, 'x'))",
+		"SELECT length(group_concat(hex(randomblob(1000)))) FROM (" + e.series(2000) + ")",
+	} {
+		r := callTool(t, s, "query", map[string]any{"sql": q})
+		if !r.IsError || !strings.Contains(r.text(), "larger than 1048576 bytes") || !strings.Contains(r.text(), "--max-result-bytes") {
+			t.Errorf("%q: want the size refusal, got %q", q, r.text())
+		}
+	}
+}
+
+// TestSQLiteTimeoutBound: the statement timeout bounds the call even when
+// SQLite cannot be interrupted (one step of a slow function), and the
+// runaway statement keeps its place until it ends.
+func TestSQLiteTimeoutBound(t *testing.T) {
+	e := sqliteEnv(t)
+	d, s := e.open(t, func(o *Options) {
+		o.StatementTimeout = 300 * time.Millisecond
+		o.MaxConcurrent = 1
+		o.QueueTimeout = 100 * time.Millisecond
+	})
+	// instr() compares the needle at every position of the haystack: one
+	// step of a few seconds.
+	slow := "SELECT instr(replace(hex(zeroblob(300000)), '0', 'a'), replace(hex(zeroblob(150000)), '0', 'a') || 'b')"
+	start := time.Now()
+	r := callTool(t, s, "query", map[string]any{"sql": slow})
+	took := time.Since(start)
+	if !r.IsError || !strings.Contains(r.text(), "statement timed out after 300ms") {
+		t.Fatalf("want the timeout, got %q", r.text())
+	}
+	if took > 300*time.Millisecond+interruptGrace+500*time.Millisecond {
+		t.Errorf("the call took %s, beyond its timeout and grace", took)
+	}
+	if len(d.slots) == 1 {
+		r := callTool(t, s, "query", map[string]any{"sql": "SELECT 1"})
+		if !r.IsError || !strings.Contains(r.text(), "busy") {
+			t.Errorf("while the runaway statement runs: %q", r.text())
+		}
+	} else {
+		t.Log("the statement ended within its grace; the machine is fast")
+	}
+	d.Close() // waits for it
+	if len(d.slots) != 0 {
+		t.Error("Close returned with a statement running")
+	}
+}
+
+func TestSQLiteValues(t *testing.T) {
+	e := sqliteEnv(t)
+	mustExec(t, e.write, `CREATE TABLE docs (id INTEGER PRIMARY KEY, body JSON, raw BLOB, amount NUMERIC)`)
+	mustExec(t, e.write, `INSERT INTO docs VALUES (1, '{"a":[1,2]}', x'00ff', 12.5), (2, 'not json', 'text in a blob column', NULL)`)
+	_, s := e.open(t, nil)
+	q := decodeQuery(t, callTool(t, s, "query", map[string]any{"sql": "SELECT body, raw, amount, x'01' AS lit FROM docs ORDER BY id"}))
+	got, _ := json.Marshal(q.Rows)
+	want := `[[{"a":[1,2]},{"base64":"AP8="},12.5,{"base64":"AQ=="}],["not json","text in a blob column",null,{"base64":"AQ=="}]]`
+	if string(got) != want {
+		t.Errorf("values:\n got %s\nwant %s", got, want)
 	}
 }

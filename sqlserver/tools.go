@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/mcpkit/mcpkit/protocol"
 	"github.com/mcpkit/mcpkit/schema"
@@ -16,6 +19,7 @@ type queryArgs struct {
 	SQL     string            `json:"sql" description:"One read-only SQL statement" jsonschema:"minLength=1"`
 	Params  []json.RawMessage `json:"params,omitempty" description:"Positional parameters: ? or ?1 in SQLite, $1, $2 in PostgreSQL"`
 	MaxRows int               `json:"max_rows,omitempty" description:"Most rows to return; capped by the server's limit" jsonschema:"minimum=1"`
+	Cursor  string            `json:"cursor,omitempty" description:"The next_cursor of an earlier truncated result of the same sql and params, to read the rows after it"`
 }
 
 type tableArgs struct {
@@ -82,6 +86,9 @@ func (d *DB) addTools(s *server.Server) {
 }
 
 func (d *DB) callQuery(ctx context.Context, req *server.CallRequest, in queryArgs) (*protocol.CallToolResult, error) {
+	if err := d.dialect.oneStatement(in.SQL); err != nil {
+		return nil, err
+	}
 	args, err := decodeParams(in.Params)
 	if err != nil {
 		return nil, err
@@ -90,26 +97,83 @@ func (d *DB) callQuery(ctx context.Context, req *server.CallRequest, in queryArg
 	if in.MaxRows > 0 && in.MaxRows < d.opts.MaxRows {
 		lim.maxRows, lim.requested = in.MaxRows, true
 	}
-	progress := func(n int) { _ = req.Progress(float64(n), 0, fmt.Sprintf("%d rows read", n)) }
+	digest := queryDigest(in.SQL, in.Params)
+	if in.Cursor != "" {
+		if lim.skip, err = openCursor(req.Request, in.Cursor, digest); err != nil {
+			return nil, err
+		}
+	}
+	var read atomic.Int64
+	stop := d.reportProgress(req.Request, &read)
 	var res *queryResult
 	err = d.read(ctx, func(ctx context.Context, q querier) error {
 		var err error
-		res, err = scanRows(ctx, q, in.SQL, args, lim, progress)
+		res, err = scanRows(ctx, q, in.SQL, args, lim, &read)
 		return err
 	})
+	stop()
 	if err != nil {
 		return nil, err
 	}
 	if in.MaxRows > d.opts.MaxRows && res.Truncated {
 		res.Notice += fmt.Sprintf("; max_rows %d was capped to the server's limit", in.MaxRows)
 	}
+	if res.Truncated {
+		if res.NextCursor, err = sealCursor(req.Request, digest, res.Offset+res.RowCount); err != nil {
+			return nil, protocol.InternalError("sealing a cursor: " + err.Error())
+		}
+		res.Notice += "; pass next_cursor as cursor with the same sql and params to read on (the statement runs again " +
+			"and skips the rows already returned, so give it an ORDER BY for a stable order)"
+	}
 	return structured(res, resultText(res))
+}
+
+// reportProgress sends progress every progressEvery while a statement
+// runs, when the client asked for it: the seconds it has run (the progress
+// value) and the rows read so far. stop ends it.
+func (d *DB) reportProgress(req *server.Request, read *atomic.Int64) (stop func()) {
+	if req.Meta.ProgressToken == nil {
+		return func() {}
+	}
+	start := time.Now()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(d.progressEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			took := time.Since(start)
+			msg := "running for " + took.Round(100*time.Millisecond).String()
+			if n := read.Load(); n > 0 {
+				msg += fmt.Sprintf(", %d %s read", n, plural(n, "row", "rows"))
+			}
+			_ = req.Progress(took.Seconds(), 0, msg)
+		}
+	}()
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
+
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 func resultText(res *queryResult) string {
 	var b strings.Builder
 	b.WriteString(textTable(res.Columns, res.Rows))
-	fmt.Fprintf(&b, "(%d rows)\n", res.RowCount)
+	fmt.Fprintf(&b, "(%d %s)\n", res.RowCount, plural(int64(res.RowCount), "row", "rows"))
 	if res.Notice != "" {
 		b.WriteString(res.Notice + "\n")
 	}
@@ -144,6 +208,9 @@ func (d *DB) callDescribe(ctx context.Context, req *server.CallRequest, in table
 }
 
 func (d *DB) callExplain(ctx context.Context, req *server.CallRequest, in explainArgs) (string, error) {
+	if err := d.dialect.oneStatement(in.SQL); err != nil {
+		return "", err
+	}
 	args, err := decodeParams(in.Params)
 	if err != nil {
 		return "", err
@@ -157,13 +224,30 @@ func (d *DB) callExplain(ctx context.Context, req *server.CallRequest, in explai
 	return plan, err
 }
 
-var confirmSchema = json.RawMessage(`{"type":"object","properties":{"confirm":{"type":"boolean","title":"Run this statement","description":"Check to run the statement exactly as shown"}},"required":["confirm"]}`)
+// confirmSchema asks for a confirmation that is off unless the user turns
+// it on: a client filling in defaults does not approve the write.
+var confirmSchema = json.RawMessage(`{"type":"object","properties":{"confirm":{"type":"boolean","title":"Run this statement","description":"Check to run the statement exactly as shown","default":false}},"required":["confirm"]}`)
 
+// callExecute runs a write the user confirmed. The confirmation is bound
+// to this exact call (requestState is sealed to the tool, its arguments
+// and the principal), only an answer to the question this server asked is
+// taken, and the state that carries it is single-use: replaying the
+// confirmed call is refused rather than run again.
 func (d *DB) callExecute(ctx context.Context, req *server.CallRequest, in executeArgs) (*protocol.CallToolResult, error) {
+	if err := d.dialect.oneStatement(in.SQL); err != nil {
+		return nil, err
+	}
 	args, err := decodeParams(in.Params)
 	if err != nil {
 		return nil, err
 	}
+	if _, ok := req.Input("confirm_execute"); !ok {
+		// Before the user is asked: refuse what cannot run.
+		if err := d.read(ctx, func(ctx context.Context, q querier) error { return d.dialect.prepare(ctx, q, in.SQL) }); err != nil {
+			return nil, err
+		}
+	}
+	req.SingleUse()
 	shown := "none"
 	if len(in.Params) > 0 {
 		b, _ := json.Marshal(in.Params)
@@ -183,11 +267,14 @@ func (d *DB) callExecute(ctx context.Context, req *server.CallRequest, in execut
 	if ans.Content["confirm"] != true {
 		return server.ErrorResult("Not executed: the user did not confirm; the database was not changed."), nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, d.opts.StatementTimeout)
-	defer cancel()
-	n, err := d.dialect.exec(ctx, d.rw, in.SQL, args)
+	var n int64
+	err = d.statement(ctx, func(ctx context.Context) error {
+		var err error
+		n, err = d.dialect.exec(ctx, d.rw, in.SQL, args)
+		return err
+	})
 	if err != nil {
-		return nil, d.dbError(ctx, err)
+		return nil, err
 	}
-	return server.TextResult(fmt.Sprintf("Executed; %d rows affected.", n)), nil
+	return server.TextResult(fmt.Sprintf("Executed; %d %s affected.", n, plural(n, "row", "rows"))), nil
 }

@@ -173,6 +173,7 @@ func (w *sqliteWatcher) poll(ctx context.Context) (*snapshot, error) {
 // pg_stat_user_tables, which are O(1) but appear only once the writing
 // session flushes its statistics (up to about ten seconds later).
 type postgresWatcher struct {
+	p        postgresDialect
 	db       *sql.DB
 	snapshot string
 	started  bool
@@ -180,12 +181,12 @@ type postgresWatcher struct {
 
 const fingerprintScanBelow = 100_000
 
-func (postgresDialect) newWatcher(db *sql.DB) watcher { return &postgresWatcher{db: db} }
+func (p postgresDialect) newWatcher(db *sql.DB) watcher { return &postgresWatcher{p: p, db: db} }
 
 func (*postgresWatcher) close() {}
 
 func (w *postgresWatcher) poll(ctx context.Context) (*snapshot, error) {
-	p := postgresDialect{}
+	p := w.p
 	q, end, err := p.begin(ctx, w.db)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,85 @@
+package sqlserver
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// interruptGrace is how long past its deadline a statement is given to
+// notice that it was interrupted before its call is answered anyway.
+const interruptGrace = 500 * time.Millisecond
+
+// errClosed is returned for calls made after Close.
+var errClosed = errors.New("sqlserver: the database is closed")
+
+// acquire takes one of the MaxConcurrent places, waiting at most
+// QueueTimeout for one.
+func (d *DB) acquire(ctx context.Context) error {
+	select {
+	case d.slots <- struct{}{}:
+		return nil
+	default:
+	}
+	t := time.NewTimer(d.opts.QueueTimeout)
+	defer t.Stop()
+	select {
+	case d.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-d.closing:
+		return errClosed
+	case <-t.C:
+		return &limitError{busyMessage(d.opts.MaxConcurrent, d.opts.QueueTimeout)}
+	}
+}
+
+func (d *DB) release() { <-d.slots }
+
+// statement runs fn under the server's limits: it takes one of
+// MaxConcurrent places, gives fn Options.StatementTimeout, and answers by
+// that deadline even when fn does not return. Cancellation interrupts a
+// statement between its steps (sqlite3_interrupt, a PostgreSQL cancel
+// request), but one SQLite step — a function over a long string — can run
+// on for long after it: such a statement is left to end on a goroutine the
+// DB owns, keeps its place until it ends (so that runaway statements
+// cannot pile up), and Close waits for it.
+func (d *DB) statement(ctx context.Context, fn func(ctx context.Context) error) error {
+	select {
+	case <-d.closing:
+		return errClosed
+	default:
+	}
+	if err := d.acquire(ctx); err != nil {
+		return err
+	}
+	sctx, cancel := context.WithTimeout(ctx, d.opts.StatementTimeout)
+	defer cancel()
+	done := make(chan error, 1)
+	d.running.Add(1)
+	started := time.Now()
+	go func() {
+		defer d.running.Done()
+		defer d.release()
+		err := fn(sctx)
+		if over := time.Since(started) - d.opts.StatementTimeout; over > interruptGrace {
+			d.opts.Logger.Warn("sqlserver: a statement ended long after its deadline; it held its place until then",
+				"over", over.Round(time.Millisecond))
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return d.dbError(sctx, err)
+	case <-sctx.Done():
+	}
+	t := time.NewTimer(interruptGrace)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return d.dbError(sctx, err)
+	case <-t.C:
+		return d.dbError(sctx, sctx.Err())
+	}
+}

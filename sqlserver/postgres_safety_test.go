@@ -1,0 +1,147 @@
+package sqlserver
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestPostgresRole: Open refuses a role that can do more than read, and
+// names what it can do and the way out.
+func TestPostgresRole(t *testing.T) {
+	e := postgresEnv(t)
+	admin, err := sql.Open("pgx", e.adminDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+
+	// The CI server's role is a superuser.
+	_, err = Open(context.Background(), &Options{DSN: e.adminDSN, PollInterval: -1})
+	var pe *PrivilegeError
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "superuser") || !strings.Contains(err.Error(), "COPY ... TO PROGRAM") ||
+		!strings.Contains(err.Error(), "--allow-privileged-role") || !strings.Contains(err.Error(), "CREATE ROLE") {
+		t.Fatalf("superuser: want a PrivilegeError naming it and the fix, got %v", err)
+	}
+	// Served anyway when asked, with a warning.
+	var logs bytes.Buffer
+	d, err := Open(context.Background(), &Options{DSN: e.adminDSN, PollInterval: -1, AllowPrivilegedRole: true,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	if !strings.Contains(logs.String(), "superuser") || !strings.Contains(logs.String(), "allow-privileged-role") {
+		t.Errorf("no warning when serving a superuser: %q", logs.String())
+	}
+
+	// A role with one of the dangerous memberships, or owning a table.
+	u, err := url.Parse(e.opts.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader := u.User.Username()
+	cases := []struct {
+		grant, revoke, want string
+	}{
+		{"GRANT pg_signal_backend TO " + reader, "REVOKE pg_signal_backend FROM " + reader, "pg_signal_backend"},
+		{"GRANT pg_read_server_files TO " + reader, "REVOKE pg_read_server_files FROM " + reader, "pg_read_server_files"},
+		{"GRANT pg_write_server_files TO " + reader, "REVOKE pg_write_server_files FROM " + reader, "pg_write_server_files"},
+		{"GRANT pg_execute_server_program TO " + reader, "REVOKE pg_execute_server_program FROM " + reader, "pg_execute_server_program"},
+		{"ALTER ROLE " + reader + " BYPASSRLS", "ALTER ROLE " + reader + " NOBYPASSRLS", "BYPASSRLS"},
+		{"ALTER TABLE u OWNER TO " + reader, "ALTER TABLE u OWNER TO CURRENT_USER", "owns"},
+	}
+	for _, c := range cases {
+		mustExec(t, admin, c.grant)
+		_, err := Open(context.Background(), &Options{DSN: e.opts.DSN, PollInterval: -1})
+		mustExec(t, admin, c.revoke)
+		if !errors.As(err, &pe) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: want a refusal naming %q, got %v", c.grant, c.want, err)
+		}
+	}
+	// The least-privilege role is served.
+	d, err = Open(context.Background(), &Options{DSN: e.opts.DSN, PollInterval: -1})
+	if err != nil {
+		t.Fatalf("least-privilege role refused: %v", err)
+	}
+	d.Close()
+}
+
+// TestPostgresLeastPrivilege: what the superuser could do through the
+// query tool, the README's reader role cannot.
+func TestPostgresLeastPrivilege(t *testing.T) {
+	e := postgresEnv(t)
+	_, s := e.open(t, nil)
+	marker := filepath.Join(t.TempDir(), "ran")
+	for _, q := range []string{
+		"COPY (SELECT 1) TO PROGRAM 'touch " + marker + "'",
+		"SELECT pg_read_file('/etc/passwd')",
+		"SELECT pg_ls_dir('/')",
+		"SELECT pg_reload_conf()",
+		"SELECT pg_switch_wal()",
+		"CHECKPOINT",
+	} {
+		r := callTool(t, s, "query", map[string]any{"sql": q})
+		if !r.IsError || !strings.Contains(r.text(), "database error") {
+			t.Errorf("%q: want the database's refusal, got %q", q, r.text())
+		}
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("COPY ... TO PROGRAM ran a program")
+	}
+}
+
+// TestPostgresNoLastingEffects: a call leaves its connection as it found
+// it: no advisory lock held, no setting or prepared statement kept, no
+// transaction open.
+func TestPostgresNoLastingEffects(t *testing.T) {
+	e := postgresEnv(t)
+	_, s := e.open(t, func(o *Options) { o.MaxConcurrent = 1 })
+	for _, q := range []string{
+		"SELECT pg_advisory_lock(4242)",
+		"SELECT pg_advisory_lock_shared(4243)",
+		"SELECT set_config('work_mem', '1MB', false)",
+		"PREPARE kept AS SELECT 1",
+		"LISTEN somewhere",
+	} {
+		callTool(t, s, "query", map[string]any{"sql": q})
+	}
+	var free bool
+	if err := e.write.QueryRow("SELECT pg_try_advisory_lock(4242) AND pg_try_advisory_lock(4243)").Scan(&free); err != nil || !free {
+		t.Errorf("an advisory lock taken through the tool is still held (%v)", err)
+	}
+	e.write.Exec("SELECT pg_advisory_unlock_all()")
+	for _, q := range []string{"SELECT current_setting('work_mem') = '1MB'", "SELECT count(*) > 0 FROM pg_prepared_statements", "SELECT count(*) > 0 FROM pg_listening_channels()"} {
+		q2 := decodeQuery(t, callTool(t, s, "query", map[string]any{"sql": q}))
+		if q2.Rows[0][0] != false {
+			t.Errorf("%s: %v, a later call sees what an earlier one left", q, q2.Rows[0][0])
+		}
+	}
+	if n := busySessions(t, e.write, "mcpkit-sql"); n != 0 {
+		t.Errorf("%d of the server's sessions are not idle between calls", n)
+	}
+}
+
+// TestPostgresValues: jsonb, arrays, bytea and numeric come back as JSON
+// values of their kind, not strings.
+func TestPostgresValues(t *testing.T) {
+	e := postgresEnv(t)
+	_, s := e.open(t, nil)
+	q := decodeQuery(t, callTool(t, s, "query", map[string]any{"sql": `SELECT '{"a":[1,2,{"b":null}]}'::jsonb AS j,
+		'[true]'::json AS js, ARRAY[1,2,3] AS ints, ARRAY['x','y z',NULL] AS texts, '\x00ff'::bytea AS bin,
+		12.50::numeric AS price, 'NaN'::numeric AS nan, '2024-01-02 03:04:05+00'::timestamptz AS at,
+		ARRAY['2024-01-02'::date] AS dates, '7d1e2f3a-0000-4000-8000-000000000001'::uuid AS id`}))
+	got, _ := json.Marshal(q.Rows[0])
+	want := `[{"a":[1,2,{"b":null}]},[true],[1,2,3],["x","y z",null],{"base64":"AP8="},12.5,"NaN","2024-01-02T03:04:05Z",["2024-01-02"],"7d1e2f3a-0000-4000-8000-000000000001"]`
+	if string(got) != want {
+		t.Errorf("values:\n got %s\nwant %s", got, want)
+	}
+}
