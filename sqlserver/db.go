@@ -27,8 +27,10 @@ type DB struct {
 	tables  []tableRef // as last seen by Open or the poller
 
 	slots   chan struct{}  // one per running statement, MaxConcurrent
+	runMu   sync.Mutex     // guards closed and running.Add
+	closed  bool           // set by Close: no new statements
 	running sync.WaitGroup // statements, including any past their call
-	closing chan struct{}  // closed by Close
+	closing chan struct{}  // closed by Close, ending waits for a place
 
 	// progressEvery is how often long statements report progress.
 	progressEvery time.Duration
@@ -161,10 +163,9 @@ func demoPath() (string, error) {
 func (d *DB) Close() error {
 	var err error
 	d.closeOnce.Do(func() {
-		close(d.closing)
 		d.stop()
 		<-d.watchDone
-		d.running.Wait()
+		d.drain()
 		err = d.closeConns()
 	})
 	return err

@@ -18,47 +18,92 @@
 // Every resource answers with two contents for the same URI: the JSON
 // document (application/json) and a text rendering (text/plain).
 //
-//   - sql://schema: every table and view with its columns and keys (cached
-//     30 s, public).
+//   - sql://schema: every table and view with its columns, keys, comments
+//     and the row counts of tables (cached 30 s, public).
 //   - sql://table/{table}: one per table and view, also as a template:
-//     columns, types, nullability, primary key, foreign keys, indexes, row
-//     count and Options.SampleRows sample rows (cached 5 s, public).
+//     columns, types, nullability, primary key, foreign keys, indexes,
+//     comments, row count and Options.SampleRows sample rows (cached 5 s,
+//     public).
 //   - sql://table/{table}/column/{column} (template): a column and its most
 //     frequent values.
 //
-// Both templates complete table and column names.
+// Both templates complete table and column names. Comments are
+// PostgreSQL's COMMENT ON (SQLite has none). Only the tables the role may
+// read are served.
 //
 // # Tools
 //
-//   - query {sql, params?, max_rows?}: one read-only statement; its
-//     structuredContent is {columns: [{name, type}], rows: [[...]],
-//     row_count, truncated, notice?} and its text a table.
+//   - query {sql, params?, max_rows?, cursor?}: one read-only statement;
+//     its structuredContent is {columns: [{name, type}], rows: [[...]],
+//     row_count, offset?, truncated, next_cursor?, notice?} and its text a
+//     table. Values keep their kind: JSON columns hold their JSON value,
+//     PostgreSQL arrays are arrays, numeric values exact numbers, dates and
+//     timestamps strings, binary values {"base64": "..."}. A result cut by
+//     a limit carries next_cursor, sealed by the server (server.Request.Seal),
+//     which the tool takes back with the same sql and params to read the
+//     rows after it.
 //   - describe_table {table} and explain {sql, params?}.
 //   - execute {sql, params?}, only with Options.AllowWrites: it asks the
-//     user (an MRTR elicitation showing the statement and parameters) and
-//     runs the statement only when the answer is accept with confirm true.
+//     user (an MRTR elicitation showing the statement and parameters,
+//     with a confirmation that is off by default) and runs the statement
+//     only when the answer is accept with confirm true. The confirmation
+//     counts only as the answer to the question this server asked, on this
+//     exact call (server.Request.SingleUse): a replayed confirmed call is
+//     refused rather than run again.
 //
-// A failing statement is a tool error carrying the database's message.
+// A failing statement is a tool error carrying the database's message; a
+// limit reached is a tool error naming the limit and the option (and flag
+// of `mcpkit serve sql`) that raises it. Statements that run long report
+// progress every second when the client asked for it: the time they have
+// run and the rows read.
 //
-// # Read-only, enforced by the database
+// # Read-only and without lasting effects, enforced by the database
+//
+// Every call runs exactly one statement (more is refused, not run) and
+// leaves nothing behind on its connection.
 //
 // SQLite reads use connections opened with mode=ro and query_only, with an
-// authorizer that refuses ATTACH, DETACH, temporary objects and pragma
-// assignments. PostgreSQL reads run in BEGIN READ ONLY transactions (on
-// sessions with default_transaction_read_only) that are always rolled back,
-// through the extended protocol, which refuses several statements at once.
-// No SQL text is inspected. A statement gets Options.StatementTimeout (a
-// context deadline, and statement_timeout on PostgreSQL), and a result at
-// most Options.MaxRows rows and Options.MaxResultBytes bytes; a truncated
-// result says which limit cut it and how to raise it. Cancelling a call
+// authorizer that refuses ATTACH, DETACH, temporary objects, pragma
+// assignments and transaction control (BEGIN, COMMIT, SAVEPOINT; a
+// connection still in a transaction after a call is rolled back before
+// reuse). PostgreSQL reads run in BEGIN READ ONLY transactions (on
+// sessions with default_transaction_read_only) that are always rolled
+// back, after which DISCARD ALL releases advisory locks and resets the
+// session; statements go through the extended protocol, which refuses
+// several statements at once. No SQL text is inspected beyond counting
+// SQLite's statements.
+//
+// Open inspects a PostgreSQL role and refuses one that can do more than
+// read — a superuser, a member of pg_execute_server_program,
+// pg_read_server_files, pg_write_server_files or pg_signal_backend, a
+// BYPASSRLS role, an owner of the served tables — with a *PrivilegeError,
+// unless Options.AllowPrivilegedRole (then it logs a warning per
+// privilege). The README's Security section has the SQL for a reader role
+// and a writer role.
+//
+// # Limits
+//
+// A statement gets Options.StatementTimeout (a context deadline, and on
+// PostgreSQL SET LOCAL statement_timeout, with lock_timeout and
+// idle_in_transaction_session_timeout), and a result at most
+// Options.MaxRows rows and Options.MaxResultBytes bytes. Cancelling a call
 // interrupts the statement in the database (sqlite3_interrupt, a
-// PostgreSQL cancel request), and long scans report rows read as progress.
+// PostgreSQL cancel request); a call is answered by its deadline even when
+// SQLite cannot interrupt the step it is in, and such a statement keeps its
+// place until it ends. At most Options.MaxConcurrent statements run at
+// once; a call waits Options.QueueTimeout for its turn, then fails as busy.
+// Memory: on SQLite a value is at most MaxResultBytes (SQLITE_LIMIT_LENGTH)
+// and the library's heap at most a third of Options.MaxMemory, temporary
+// results staying in memory; on PostgreSQL work_mem is capped and no
+// message larger than a share of MaxMemory is read.
 //
 // # Prompts
 //
-// ask {question, tables?} carries the schema of the named (or all) tables,
-// the dialect, and instructions to answer with one read-only query; both
-// arguments complete table and column names.
+// ask {question, tables?} carries the schema of the named (or all) tables
+// with their row counts and comments, a profile of their data (the values
+// of columns that have few, ranges, the format of dates kept as text,
+// units column names imply), the dialect, and instructions to answer with
+// one read-only query; both arguments complete table and column names.
 //
 // # Change detection
 //

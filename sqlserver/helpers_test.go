@@ -32,7 +32,7 @@ type env struct {
 }
 
 // open opens e's database with the given limits on top of e.opts.
-func (e *env) open(t *testing.T, mod func(*Options)) (*DB, *server.Server) {
+func (e *env) open(t testing.TB, mod func(*Options)) (*DB, *server.Server) {
 	t.Helper()
 	o := e.opts
 	if mod != nil {
@@ -109,7 +109,7 @@ func (r *wireResult) text() string {
 }
 
 // handle sends one request to s with a modern _meta and decodes the result.
-func handle(t *testing.T, ctx context.Context, s *server.Server, n *collector, method string, params map[string]any) (*wireResult, *jsonrpc.Error) {
+func handle(t testing.TB, ctx context.Context, s *server.Server, n *collector, method string, params map[string]any) (*wireResult, *jsonrpc.Error) {
 	t.Helper()
 	p := map[string]any{}
 	for k, v := range params {
@@ -145,7 +145,7 @@ func handle(t *testing.T, ctx context.Context, s *server.Server, n *collector, m
 	return &r, nil
 }
 
-func mustHandle(t *testing.T, s *server.Server, method string, params map[string]any) *wireResult {
+func mustHandle(t testing.TB, s *server.Server, method string, params map[string]any) *wireResult {
 	t.Helper()
 	r, e := handle(t, context.Background(), s, nil, method, params)
 	if e != nil {
@@ -154,7 +154,7 @@ func mustHandle(t *testing.T, s *server.Server, method string, params map[string
 	return r
 }
 
-func callTool(t *testing.T, s *server.Server, name string, args map[string]any) *wireResult {
+func callTool(t testing.TB, s *server.Server, name string, args map[string]any) *wireResult {
 	t.Helper()
 	return mustHandle(t, s, "tools/call", map[string]any{"name": name, "arguments": args})
 }

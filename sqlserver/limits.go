@@ -37,6 +37,26 @@ func (d *DB) acquire(ctx context.Context) error {
 
 func (d *DB) release() { <-d.slots }
 
+// enter counts a statement in, unless Close has begun.
+func (d *DB) enter() bool {
+	d.runMu.Lock()
+	defer d.runMu.Unlock()
+	if d.closed {
+		return false
+	}
+	d.running.Add(1)
+	return true
+}
+
+// drain refuses new statements and waits for the running ones to end.
+func (d *DB) drain() {
+	d.runMu.Lock()
+	d.closed = true
+	d.runMu.Unlock()
+	close(d.closing)
+	d.running.Wait()
+}
+
 // statement runs fn under the server's limits: it takes one of
 // MaxConcurrent places, gives fn Options.StatementTimeout, and answers by
 // that deadline even when fn does not return. Cancellation interrupts a
@@ -46,18 +66,16 @@ func (d *DB) release() { <-d.slots }
 // DB owns, keeps its place until it ends (so that runaway statements
 // cannot pile up), and Close waits for it.
 func (d *DB) statement(ctx context.Context, fn func(ctx context.Context) error) error {
-	select {
-	case <-d.closing:
+	if !d.enter() {
 		return errClosed
-	default:
 	}
 	if err := d.acquire(ctx); err != nil {
+		d.running.Done()
 		return err
 	}
 	sctx, cancel := context.WithTimeout(ctx, d.opts.StatementTimeout)
 	defer cancel()
 	done := make(chan error, 1)
-	d.running.Add(1)
 	started := time.Now()
 	go func() {
 		defer d.running.Done()

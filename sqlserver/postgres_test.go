@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,7 +18,7 @@ import (
 // MCPKIT_TEST_POSTGRES_DSN (a superuser's, in CI) and serves it through
 // two least-privilege roles made as the README's Security section says: a
 // reader and, for execute, a writer. All three go when the test ends.
-func postgresEnv(t *testing.T) *env {
+func postgresEnv(t testing.TB) *env {
 	t.Helper()
 	dsn := adminDSN(t)
 	admin, err := sql.Open("pgx", dsn)
@@ -55,7 +56,11 @@ func postgresEnv(t *testing.T) *env {
 	} {
 		mustExec(t, w, stmt)
 	}
-	for _, stmt := range roleSQL(schema, reader, writer) {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range roleSQL(strings.TrimPrefix(u.Path, "/"), schema, reader, writer) {
 		mustExec(t, admin, stmt)
 	}
 	return &env{
@@ -73,23 +78,27 @@ func postgresEnv(t *testing.T) *env {
 
 // roleSQL is the README's recipe for the two roles (passwords aside: the
 // test server trusts loopback connections).
-func roleSQL(schema, reader, writer string) []string {
+func roleSQL(db, schema, reader, writer string) []string {
 	return []string{
 		"CREATE ROLE " + reader + " LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS",
+		"GRANT CONNECT ON DATABASE " + db + " TO " + reader,
 		"GRANT USAGE ON SCHEMA " + schema + " TO " + reader,
 		"GRANT SELECT ON ALL TABLES IN SCHEMA " + schema + " TO " + reader,
 		"ALTER DEFAULT PRIVILEGES IN SCHEMA " + schema + " GRANT SELECT ON TABLES TO " + reader,
+		"ALTER ROLE " + reader + " SET temp_file_limit = '1GB'",
 		"CREATE ROLE " + writer + " LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS",
+		"GRANT CONNECT ON DATABASE " + db + " TO " + writer,
 		"GRANT USAGE ON SCHEMA " + schema + " TO " + writer,
 		"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA " + schema + " TO " + writer,
 		"GRANT USAGE ON ALL SEQUENCES IN SCHEMA " + schema + " TO " + writer,
 		"ALTER DEFAULT PRIVILEGES IN SCHEMA " + schema + " GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO " + writer,
+		"ALTER ROLE " + writer + " SET temp_file_limit = '1GB'",
 	}
 }
 
 // adminDSN returns MCPKIT_TEST_POSTGRES_DSN, failing in CI and skipping
 // elsewhere when it is not set.
-func adminDSN(t *testing.T) string {
+func adminDSN(t testing.TB) string {
 	t.Helper()
 	dsn := os.Getenv("MCPKIT_TEST_POSTGRES_DSN")
 	if dsn == "" {
@@ -105,7 +114,7 @@ func adminDSN(t *testing.T) string {
 
 // withDSN returns dsn logging in as user (when not "") with search_path
 // set to schema.
-func withDSN(t *testing.T, dsn, user, schema string) string {
+func withDSN(t testing.TB, dsn, user, schema string) string {
 	t.Helper()
 	u, err := url.Parse(dsn)
 	if err != nil {
@@ -120,7 +129,7 @@ func withDSN(t *testing.T, dsn, user, schema string) string {
 	return u.String()
 }
 
-func mustExec(t *testing.T, db *sql.DB, stmt string, args ...any) {
+func mustExec(t testing.TB, db *sql.DB, stmt string, args ...any) {
 	t.Helper()
 	if _, err := db.Exec(stmt, args...); err != nil {
 		t.Fatalf("%s: %v", stmt, err)
