@@ -28,6 +28,10 @@ type inputState struct {
 	state   []byte
 	// once marks the state this round seals as single-use.
 	once bool
+	// unasked are answers under keys no requestState asked for, used only
+	// when the handler allows it (acceptUnasked).
+	unasked       map[string]json.RawMessage
+	acceptUnasked bool
 	// digest identifies the request's salient params (name or uri, and
 	// arguments); computed only when state is opened or sealed, off the
 	// common path.
@@ -67,6 +71,7 @@ func (r *Request) startInput(ctx context.Context) error {
 	in := &r.inputMem
 	r.input = in
 	if p.RequestState == "" {
+		in.unasked = p.InputResponses
 		return nil
 	}
 	st, expires, err := r.server.sealer.open(p.RequestState, r.Method, r.digestValue(), r.Principal)
@@ -88,6 +93,10 @@ func (r *Request) startInput(ctx context.Context) error {
 	in.answers, in.state = st.Answers, st.State
 	for k, v := range p.InputResponses {
 		if _, ok := st.Expect[k]; !ok {
+			if in.unasked == nil {
+				in.unasked = make(map[string]json.RawMessage)
+			}
+			in.unasked[k] = v
 			continue
 		}
 		if firstByte(v) != '{' {
@@ -139,7 +148,19 @@ func (r *Request) ask(key string, method string, params any, into any) error {
 	if key == "" {
 		return errors.New("server: input request key must not be empty")
 	}
-	if ans, ok := r.input.answers[key]; ok {
+	ans, ok := r.input.answers[key]
+	if !ok && r.input.acceptUnasked {
+		if ans, ok = r.input.unasked[key]; ok {
+			if firstByte(ans) != '{' {
+				return protocol.InvalidParams(fmt.Sprintf("inputResponses[%q] must be an object", key))
+			}
+			if r.input.answers == nil {
+				r.input.answers = make(map[string]json.RawMessage)
+			}
+			r.input.answers[key] = ans // carried into later rounds
+		}
+	}
+	if ok {
 		if err := decodeAnswer(ans, into); err != nil {
 			return protocol.InvalidParams(fmt.Sprintf("inputResponses[%q] is not a valid %s result: %v", key, method, err))
 		}
@@ -246,11 +267,27 @@ func (r *Request) SingleUse() {
 	}
 }
 
-// Input returns the raw answer the client gave under key, if any.
+// AcceptUnasked lets this request's input methods take an answer the
+// client sent without being asked: on a first request, or under a key the
+// requestState it came with did not ask for. By default such answers are
+// ignored and the question is asked. Call it before asking, and only where
+// an answer has no consequence a client could forge by sending it unasked —
+// never for a confirmation.
+func (r *Request) AcceptUnasked() {
+	if r.input != nil {
+		r.input.acceptUnasked = true
+	}
+}
+
+// Input returns the raw answer under key to a question this server asked
+// (after AcceptUnasked, any answer under key), if any.
 func (r *Request) Input(key string) (json.RawMessage, bool) {
 	if r.input == nil {
 		return nil, false
 	}
 	v, ok := r.input.answers[key]
+	if !ok && r.input.acceptUnasked {
+		v, ok = r.input.unasked[key]
+	}
 	return v, ok
 }

@@ -345,3 +345,34 @@ func mustJSON(v any) []byte {
 	b, _ := json.Marshal(v)
 	return b
 }
+
+// TestMRTRAcceptUnasked: a handler that allows it takes an answer sent
+// without being asked; others ask.
+func TestMRTRAcceptUnasked(t *testing.T) {
+	s := newTestServer(nil)
+	AddTool(s, &protocol.Tool{Name: "open"}, func(ctx context.Context, req *CallRequest, in struct{}) (string, error) {
+		req.AcceptUnasked()
+		res, err := req.Elicit("name", &protocol.ElicitParams{Message: "Name?"})
+		if err != nil {
+			return "", err
+		}
+		if _, err := req.ListRoots("roots"); err != nil {
+			return "", err
+		}
+		return res.Content["name"].(string), nil
+	})
+	ada := map[string]any{"name": map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}, "extra": 1}
+	r := callTool(t, s, allCaps, map[string]any{"name": "open", "inputResponses": ada})
+	if _, asked := r["inputRequests"].(map[string]any)["name"]; asked {
+		t.Fatalf("the unasked answer was not taken: %v", r)
+	}
+	// It is carried into the next round.
+	r = callTool(t, s, allCaps, map[string]any{"name": "open", "requestState": r["requestState"],
+		"inputResponses": map[string]any{"roots": map[string]any{"roots": []any{}}}})
+	if r["resultType"] != "complete" || !strings.Contains(string(mustJSON(r["content"])), "Ada") {
+		t.Fatalf("round 2 = %v", r)
+	}
+	// Still validated.
+	p := params(t, map[string]any{"name": "open", "inputResponses": map[string]any{"name": 12345}}, allCaps)
+	wantError(t, do(t, s, protocol.MethodToolsCall, p), protocol.CodeInvalidParams)
+}

@@ -180,6 +180,10 @@ func askName(req *server.CallRequest) (string, error) {
 func addInputTools(s *server.Server) {
 	server.AddTool(s, &protocol.Tool{Name: "test_input_required_result_elicitation", Description: "Asks the user's name by elicitation, then greets"},
 		func(ctx context.Context, req *server.CallRequest, _ NoArgs) (string, error) {
+			// A greeting has no consequence: the scenario that sends its
+			// answer before being asked (input-required-result-ignore-
+			// extra-params) gets it taken.
+			req.AcceptUnasked()
 			name, err := askName(req)
 			if err != nil {
 				return "", err
