@@ -192,17 +192,31 @@ func (d *DB) profile(ctx context.Context, t tableRef, info *tableInfo) {
 			if p.distinct > profileMaxValues {
 				limit = profileTopValues
 			}
-			qc := quoteIdent(c.Name)
-			res, err := scanRows(ctx, q, fmt.Sprintf("SELECT %s, count(*) FROM %s WHERE %s IS NOT NULL GROUP BY %s ORDER BY count(*) DESC, %s",
-				qc, quoteIdent(t.Name), qc, qc, qc), nil, scanLimits{maxRows: limit, maxBytes: d.opts.MaxResultBytes}, nil)
-			if err != nil {
+			if p.values, err = d.topValues(ctx, q, t, c.Name, limit, false); err != nil {
 				return err
-			}
-			for _, r := range res.Rows {
-				n, _ := r[1].(int64)
-				p.values = append(p.values, valueCount{Value: r[0], Count: n})
 			}
 		}
 		return nil
 	})
+}
+
+// topValues returns the limit most frequent values of a column with their
+// counts, most frequent first; withNull counts NULL as a value.
+func (d *DB) topValues(ctx context.Context, q querier, t tableRef, column string, limit int, withNull bool) ([]valueCount, error) {
+	c := quoteIdent(column)
+	where := ""
+	if !withNull {
+		where = " WHERE " + c + " IS NOT NULL"
+	}
+	res, err := scanRows(ctx, q, fmt.Sprintf("SELECT %s, count(*) FROM %s%s GROUP BY %s ORDER BY count(*) DESC, %s LIMIT %d",
+		c, quoteIdent(t.Name), where, c, c, limit), nil, scanLimits{maxRows: limit, maxBytes: d.opts.MaxResultBytes}, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := []valueCount{}
+	for _, r := range res.Rows {
+		n, _ := r[1].(int64)
+		out = append(out, valueCount{Value: r[0], Count: n})
+	}
+	return out, nil
 }

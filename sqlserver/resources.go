@@ -190,17 +190,9 @@ func (d *DB) readColumn(ctx context.Context, req *server.ReadRequest) (*protocol
 	detail := columnDetail{Table: t.Name, Column: *col, TopValues: []valueCount{}}
 	top := max(d.opts.SampleRows, 1)
 	err = d.read(ctx, func(ctx context.Context, q querier) error {
-		c := quoteIdent(col.Name)
-		res, err := scanRows(ctx, q, fmt.Sprintf("SELECT %s, count(*) FROM %s GROUP BY %s ORDER BY count(*) DESC, %s LIMIT %d",
-			c, quoteIdent(t.Name), c, c, top), nil, scanLimits{maxRows: top, maxBytes: d.opts.MaxResultBytes}, nil)
-		if err != nil {
-			return err
-		}
-		for _, r := range res.Rows {
-			n, _ := r[1].(int64)
-			detail.TopValues = append(detail.TopValues, valueCount{Value: r[0], Count: n})
-		}
-		return nil
+		var err error
+		detail.TopValues, err = d.topValues(ctx, q, t, col.Name, top, true)
+		return err
 	})
 	if err != nil {
 		return nil, err
