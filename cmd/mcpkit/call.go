@@ -5,12 +5,15 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/mcpkit/mcpkit/client"
+	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
 )
 
@@ -21,21 +24,42 @@ stay strings; an array takes JSON or comma-separated items); key:=JSON sets
 a raw JSON value; --args gives them all as one JSON object, which key=value
 arguments then override.
 
-The result's text content is printed, other content summarized, and
-structuredContent shown as JSON (as a table, on a terminal, when it is a
-list of flat objects). --json prints the raw CallToolResult. A result with
-isError prints its text on stderr and exits 1. Progress is shown on
-stderr. When the server asks for input (elicitation), mcpkit asks on the
-terminal, or takes --answer and --accept-defaults; without a terminal and
-without answers it refuses. Sampling requests are refused (mcpkit has no
-model). Ctrl-C cancels the call on the server and exits 130.`,
+On a terminal the result's text content is printed and other content
+summarized; structuredContent is shown as a table when it is tabular (the
+columns and rows of a query result, as from mcpkit serve sql, or a list of
+flat objects), else as JSON. When stdout is not a terminal, structuredContent
+is printed as indented JSON and nothing else (text content is printed only
+when there is no structuredContent; other content is summarized on stderr).
+--format table|csv|markdown|jsonl renders a tabular result so, terminal or
+not (a result that is not tabular is printed as usual, with a note on
+stderr). A query result's table is followed by its row count; its notice,
+and how to read on when it was truncated (cursor=NEXT_CURSOR with the same
+sql), go to stderr. --json prints the raw CallToolResult.
+
+A result with isError prints its text on stderr and exits 1. Progress is
+shown on stderr. Ctrl-C cancels the call on the server and exits 130.
+
+When the server asks for input (elicitation), mcpkit asks on the terminal,
+one question per field; --answer key=value answers a field instead.
+--accept-defaults answers every question with the form's defaults: each
+field's default, else its first choice, else an empty value ("", 0, an
+empty list; no for a yes/no question), so it never confirms anything the
+server does not confirm by default. Without a terminal and without answers
+mcpkit refuses. Sampling requests are refused (mcpkit has no model).`,
 		"[flags] TARGET TOOL [key=value | key:=JSON ...]", "[flags] TOOL [key=value | key:=JSON ...] -- command args...")
 	argsJSON := s.fs.String("args", "", "the tool's arguments as a `JSON` object, or @file (@- for stdin)")
 	el := addAnswerFlags(s)
 	noProgress := s.fs.Bool("no-progress", false, "do not ask the server for progress notifications")
+	format := s.fs.String("format", "", "render a tabular result as `FORMAT`: "+strings.Join(formats, ", ")+" (default: a table on a terminal, else JSON)")
 	rest, code, done := s.parse(args, true)
 	if done {
 		return code
+	}
+	if *format != "" && !contains(formats, *format) {
+		return s.usageError(fmt.Sprintf("--format must be one of %s, not %q", strings.Join(formats, ", "), *format))
+	}
+	if *format != "" && s.c.json {
+		return s.usageError("give --json or --format, not both")
 	}
 	if len(rest) == 0 {
 		return s.usageError("missing TOOL")
@@ -72,7 +96,7 @@ model). Ctrl-C cancels the call on the server and exits 130.`,
 			}
 			t := findTool(list.Tools, tool)
 			if t == nil {
-				s.errorf("the server has no tool %q", tool)
+				s.errorf("%s", noSuchTool(tool, list.Tools))
 				return exitFailed
 			}
 			props = parseInputSchema(t.InputSchema).Properties
@@ -97,6 +121,13 @@ model). Ctrl-C cancels the call on the server and exits 130.`,
 			s.errorf("the server asks for sampling (a model's completion), which mcpkit does not provide")
 			return exitFailed
 		}
+		if unknownTool(err) && s.interrupt.Err() == nil {
+			// Say which tools there are, when the list confirms it.
+			if list, lerr := sess.ListTools(octx, &client.ListOptions{All: true}); lerr == nil && findTool(list.Tools, tool) == nil {
+				s.errorf("%s", noSuchTool(tool, list.Tools))
+				return exitFailed
+			}
+		}
 		return s.fail(err, false)
 	}
 	if s.c.json {
@@ -117,9 +148,43 @@ model). Ctrl-C cancels the call on the server and exits 130.`,
 		return exitFailed
 	}
 	if !s.c.json {
-		writeToolResult(e.Stdout, res, e.StdoutTTY)
+		if err := writeToolResult(e.Stdout, s.status, res, e.StdoutTTY, *format); err != nil {
+			return s.fail(err, false)
+		}
 	}
 	return exitOK
+}
+
+// maxToolNames is how many tool names noSuchTool lists.
+const maxToolNames = 20
+
+// noSuchTool says that the server has no tool named name, listing the
+// tools it has (in alphabetical order, the first maxToolNames of them).
+func noSuchTool(name string, tools []*protocol.Tool) string {
+	if len(tools) == 0 {
+		return fmt.Sprintf("the server has no tool %q; it has no tools", name)
+	}
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		names[i] = t.Name
+	}
+	sort.Strings(names)
+	list := strings.Join(names, ", ")
+	if len(names) > maxToolNames {
+		list = strings.Join(names[:maxToolNames], ", ") + ", …"
+	}
+	return fmt.Sprintf("the server has no tool %q; its tools: %s", name, list)
+}
+
+// unknownTool reports whether err is a protocol error that says the tool
+// called is unknown ("Unknown tool: x", "Tool x not found").
+func unknownTool(err error) bool {
+	var rpc *jsonrpc.Error
+	if !errors.As(err, &rpc) {
+		return false
+	}
+	m := strings.ToLower(rpc.Message)
+	return strings.Contains(m, "unknown tool") || (strings.Contains(m, "tool") && strings.Contains(m, "not found"))
 }
 
 // needsSchema reports whether some assignment must be typed by the
@@ -167,12 +232,57 @@ func contentText(content []protocol.Content) string {
 	return strings.Join(parts, "\n")
 }
 
-// writeToolResult prints a tool result for people: text, summaries of
-// other content, and structuredContent (leaving out the text block that
-// only repeats it).
-func writeToolResult(w io.Writer, r *protocol.CallToolResult, tty bool) {
+// writeToolResult prints a tool result (not --json), notes on st.
+//
+// A tabular structuredContent is rendered in format, or as a table on a
+// terminal when format is ""; the text content, which repeats it, is left
+// out, and other content is summarized (on stderr when stdout is not a
+// terminal). Otherwise, off a terminal, structuredContent is printed as
+// JSON alone, other content summarized on stderr; on a terminal, or when
+// there is no structuredContent, the text content is printed, other
+// content summarized, then structuredContent as JSON (leaving out the text
+// block that only repeats it).
+func writeToolResult(w io.Writer, st *status, r *protocol.CallToolResult, tty bool, format string) error {
+	structured := len(r.StructuredContent) > 0
+	var tab *tabular
+	if structured {
+		tab, _ = parseTabular(r.StructuredContent)
+	}
+	if format != "" && tab == nil {
+		st.println(fmt.Sprintf("mcpkit call: the result is not a table; --format %s does not apply", format))
+	}
+	if structured && (!tty || tab != nil) {
+		for _, c := range r.Content {
+			if _, ok := c.(*protocol.TextContent); ok {
+				continue
+			}
+			if tty {
+				writeContent(w, c)
+			} else {
+				st.println(summary(c))
+			}
+		}
+	}
+	if tab != nil && (tty || format != "") {
+		if format == "" {
+			format = formatTable
+		}
+		if err := tab.write(w, format, tty); err != nil {
+			return err
+		}
+		if tab.notice != "" {
+			st.println(tab.notice)
+		}
+		if tab.nextCursor != "" {
+			st.println("more rows: call again with the same sql and cursor=" + tab.nextCursor)
+		}
+		return nil
+	}
+	if structured && !tty {
+		return writeStructured(w, r.StructuredContent)
+	}
 	var compact []byte
-	if len(r.StructuredContent) > 0 {
+	if structured {
 		var buf bytes.Buffer
 		if json.Compact(&buf, r.StructuredContent) == nil {
 			compact = buf.Bytes()
@@ -184,9 +294,10 @@ func writeToolResult(w io.Writer, r *protocol.CallToolResult, tty bool) {
 		}
 		writeContent(w, c)
 	}
-	if len(r.StructuredContent) > 0 {
-		writeStructured(w, r.StructuredContent, tty)
+	if structured {
+		return writeStructured(w, r.StructuredContent)
 	}
+	return nil
 }
 
 // sameJSON reports whether text is the JSON value compact.
@@ -195,36 +306,14 @@ func sameJSON(text string, compact []byte) bool {
 	return json.Compact(&buf, []byte(strings.TrimSpace(text))) == nil && bytes.Equal(buf.Bytes(), compact)
 }
 
-// writeStructured prints structured content: a table on a terminal when it
-// is a list of flat objects (or an object holding only one), else JSON.
-func writeStructured(w io.Writer, raw json.RawMessage, tty bool) {
-	if tty {
-		list := raw
-		var obj map[string]json.RawMessage
-		if json.Unmarshal(raw, &obj) == nil && len(obj) == 1 {
-			for _, v := range obj {
-				list = v
-			}
-		}
-		if keys, rows, ok := flatRows(list); ok {
-			t := &table{header: make([]string, len(keys))}
-			for i, k := range keys {
-				t.header[i] = strings.ToUpper(k)
-			}
-			for _, row := range rows {
-				cells := make([]string, len(keys))
-				for i, k := range keys {
-					cells[i] = scalarText(row[k])
-				}
-				t.add(cells...)
-			}
-			t.write(w, tty)
-			return
-		}
-	}
+// writeStructured prints structured content as indented JSON (as it came,
+// should it not be JSON).
+func writeStructured(w io.Writer, raw json.RawMessage) error {
 	if err := writeRawJSON(w, raw); err != nil {
-		fmt.Fprintf(w, "%s\n", raw)
+		_, err = fmt.Fprintf(w, "%s\n", raw)
+		return err
 	}
+	return nil
 }
 
 // writeContent prints one content block: text as it is, anything else as

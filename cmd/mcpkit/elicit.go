@@ -156,6 +156,7 @@ func (el *elicitor) ask(ctx context.Context, p *protocol.ElicitParams, sch *inpu
 				return &protocol.ElicitResult{Action: protocol.ElicitCancel}, nil
 			}
 			line = strings.TrimRight(line, "\r\n")
+			boolean := prop.kind() == "boolean"
 			if line == "" {
 				var d any
 				if len(prop.Default) > 0 && json.Unmarshal(prop.Default, &d) == nil {
@@ -163,6 +164,9 @@ func (el *elicitor) ask(ctx context.Context, p *protocol.ElicitParams, sch *inpu
 					break
 				}
 				if !required {
+					if boolean {
+						content[name] = false
+					}
 					break
 				}
 				fmt.Fprintln(el.e.Stderr, "  (required)")
@@ -170,7 +174,11 @@ func (el *elicitor) ask(ctx context.Context, p *protocol.ElicitParams, sch *inpu
 			}
 			v, err := typedValue(prop, line)
 			if err != nil {
-				fmt.Fprintf(el.e.Stderr, "  (%v)\n", err)
+				if boolean {
+					fmt.Fprintln(el.e.Stderr, "  (answer y or n)")
+				} else {
+					fmt.Fprintf(el.e.Stderr, "  (%v)\n", err)
+				}
 				continue
 			}
 			if choices := enumChoices(prop); len(choices) > 0 && !contains(choices, fmt.Sprint(v)) && prop.kind() != "array" {
@@ -185,7 +193,9 @@ func (el *elicitor) ask(ctx context.Context, p *protocol.ElicitParams, sch *inpu
 }
 
 // fieldPrompt describes a field: its name, description, type, whether it
-// is required, its default and its choices.
+// is required, its default and its choices. A yes/no field shows, instead
+// of its type and default, which answers it takes: "Y/n" (default yes),
+// "y/N" (default no) or "y/n" (no default).
 func fieldPrompt(name string, p *propertySchema, required bool) string {
 	var b strings.Builder
 	b.WriteString(name)
@@ -195,13 +205,19 @@ func fieldPrompt(name string, p *propertySchema, required bool) string {
 		b.WriteString(" — " + d)
 	}
 	details := []string{p.kind()}
-	if p.kind() == "array" && p.Items != nil {
+	showDefault := len(p.Default) > 0
+	switch {
+	case p.kind() == "boolean":
+		var shown bool
+		details[0], shown = yesNo(p)
+		showDefault = showDefault && !shown
+	case p.kind() == "array" && p.Items != nil:
 		details[0] = "list of " + p.Items.kind() + ", comma-separated"
 	}
 	if required {
 		details = append(details, "required")
 	}
-	if len(p.Default) > 0 {
+	if showDefault {
 		details = append(details, "default "+string(p.Default))
 	}
 	if choices := enumChoices(p); len(choices) > 0 {
@@ -213,6 +229,19 @@ func fieldPrompt(name string, p *propertySchema, required bool) string {
 	}
 	b.WriteString(" [" + strings.Join(details, ", ") + "]")
 	return b.String()
+}
+
+// yesNo returns the answers a yes/no field takes, with its default in
+// capitals, and whether the field has a boolean default (which the hint
+// then shows).
+func yesNo(p *propertySchema) (hint string, hasDefault bool) {
+	switch strings.TrimSpace(string(p.Default)) {
+	case "true":
+		return "Y/n", true
+	case "false":
+		return "y/N", true
+	}
+	return "y/n", false
 }
 
 // enumChoices returns the values a property may take, from enum or oneOf.

@@ -1,19 +1,26 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/mcpkit/mcpkit/client"
+	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
 )
 
 func runRead(ctx context.Context, e *env, args []string) int {
 	s := newSub(ctx, e, "read", `Read a resource and print its contents: text as it is; binary contents
 as raw bytes when stdout is not a terminal (to redirect into a file), and
-summarized on a terminal. --json prints the raw ReadResourceResult.`,
+summarized on a terminal. When the resource has several contents, each
+comes after a line "--- URI (MIME TYPE) ---" and ends with a newline
+(the last one as it is when stdout is not a terminal). --json prints the
+raw ReadResourceResult. A resource the server does not have is reported as
+"resource not found: URI" (exit 1).`,
 		"[flags] TARGET URI", "[flags] URI -- command args...")
 	el := addAnswerFlags(s)
 	rest, code, done := s.parse(args, true)
@@ -31,27 +38,69 @@ summarized on a terminal. --json prints the raw ReadResourceResult.`,
 		return code
 	}
 	defer cleanup()
-	res, err := sess.ReadResource(octx, rest[0], nil)
+	uri := rest[0]
+	res, err := sess.ReadResource(octx, uri, nil)
 	if err != nil {
+		if el.refused() == "" && s.interrupt.Err() == nil && resourceNotFound(err) {
+			s.errorf("resource not found: %s", uri)
+			return exitFailed
+		}
 		return el.fail(s, err)
 	}
 	if s.c.json {
 		return s.printResult(sess, res)
 	}
-	for _, c := range res.Contents {
+	writeContents(e.Stdout, res.Contents, e.StdoutTTY)
+	return exitOK
+}
+
+// writeContents prints a resource's contents: text as it is, binary as raw
+// bytes off a terminal and summarized on one. On a terminal every part
+// ends with a newline. Several parts each come after a header line
+// "--- URI (MIME TYPE) ---"; off a terminal a part followed by another
+// then ends with a newline too.
+func writeContents(w io.Writer, contents []*protocol.ResourceContents, tty bool) {
+	several := len(contents) > 1
+	for i, c := range contents {
+		if several {
+			header := "--- " + c.URI
+			if c.MIMEType != "" {
+				header += " (" + c.MIMEType + ")"
+			}
+			fmt.Fprintln(w, header+" ---")
+		}
+		var data []byte
 		switch {
 		case c.Blob == nil:
-			io.WriteString(e.Stdout, c.Text)
-			if e.StdoutTTY && !strings.HasSuffix(c.Text, "\n") {
-				io.WriteString(e.Stdout, "\n")
-			}
-		case e.StdoutTTY:
-			fmt.Fprintf(e.Stdout, "[blob %s %s, %s]\n", c.URI, orDash(c.MIMEType), size(len(c.Blob)))
+			data = []byte(c.Text)
+		case tty:
+			data = []byte(fmt.Sprintf("[blob %s %s, %s]\n", c.URI, orDash(c.MIMEType), size(len(c.Blob))))
 		default:
-			e.Stdout.Write(c.Blob)
+			data = c.Blob
+		}
+		w.Write(data)
+		if (tty || (several && i < len(contents)-1)) && !bytes.HasSuffix(data, []byte("\n")) {
+			io.WriteString(w, "\n")
 		}
 	}
-	return exitOK
+}
+
+// resourceNotFound reports whether err is the server's answer for a
+// resource it does not have: the error code -32002 (up to revision
+// 2025-11-25), or invalid params with the message "Resource not found"
+// (the modern era).
+func resourceNotFound(err error) bool {
+	var rpc *jsonrpc.Error
+	if !errors.As(err, &rpc) {
+		return false
+	}
+	switch rpc.Code {
+	case protocol.CodeResourceNotFoundLegacy:
+		return true
+	case protocol.CodeInvalidParams:
+		return strings.Contains(strings.ToLower(rpc.Message), strings.ToLower(protocol.MessageResourceNotFound))
+	}
+	return false
 }
 
 func runPrompt(ctx context.Context, e *env, args []string) int {
@@ -182,7 +231,9 @@ type answerFlags struct {
 func addAnswerFlags(s *sub) *answerFlags {
 	a := &answerFlags{elicitor: &elicitor{e: s.e, status: s.status}}
 	s.fs.Var(&a.answers, "answer", "answer the server's elicitation field `key=value` (repeatable)")
-	a.defaults = s.fs.Bool("accept-defaults", false, "answer elicitations with the requested schema's defaults")
+	a.defaults = s.fs.Bool("accept-defaults", false, "answer every question of the server (elicitation) with the form's defaults: each field's default, "+
+		"else its first choice, else an empty value (\"\", 0, an empty list); a yes/no question without a default is answered no, "+
+		"so nothing the server does not confirm by default is confirmed")
 	return a
 }
 

@@ -149,52 +149,6 @@ func shorten(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-// flatRows returns the rows of raw when it is a JSON array of objects
-// whose members are all scalars, with the union of their keys (in the
-// order they first appear), or ok false.
-func flatRows(raw json.RawMessage) (keys []string, rows []map[string]any, ok bool) {
-	var items []json.RawMessage
-	if json.Unmarshal(raw, &items) != nil || len(items) == 0 {
-		return nil, nil, false
-	}
-	seen := map[string]bool{}
-	for _, item := range items {
-		var row map[string]any
-		dec := json.NewDecoder(bytes.NewReader(item))
-		dec.UseNumber()
-		if dec.Decode(&row) != nil || row == nil {
-			return nil, nil, false
-		}
-		for _, v := range row {
-			switch v.(type) {
-			case map[string]any, []any:
-				return nil, nil, false
-			}
-		}
-		_ = jsonrpc.Members(item, func(k string, _ []byte) bool {
-			if !seen[k] {
-				seen[k] = true
-				keys = append(keys, k)
-			}
-			return true
-		})
-		rows = append(rows, row)
-	}
-	return keys, rows, true
-}
-
-// scalarText renders a JSON scalar for a table cell.
-func scalarText(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return x
-	default:
-		return fmt.Sprint(x)
-	}
-}
-
 // status writes the lines that are not results to stderr: progress, log
 // messages, notes. On a terminal progress is one line updated in place.
 type status struct {

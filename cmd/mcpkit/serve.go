@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,8 +28,15 @@ and completion of table and column names.
 With no --db and no --dsn it serves an embedded demo database (customers,
 products, orders, order lines), created on first use in the user cache
 directory. --db opens an SQLite file, --dsn connects to PostgreSQL. Queries
-run read-only, enforced by the database; --allow-writes adds an execute tool
-that runs a statement only after the user confirms it.
+run read-only, enforced by the database, one statement per call, within
+--statement-timeout, --max-memory and --max-concurrent; --allow-writes adds
+an execute tool that runs a statement only after the user confirms it.
+
+A PostgreSQL role that can do more than read (a superuser, a member of
+pg_execute_server_program, pg_read_server_files, pg_write_server_files or
+pg_signal_backend, a BYPASSRLS role, an owner of the served tables) is
+refused: connect as a role made for it (see Security in the README), or
+pass --allow-privileged-role to serve anyway, with a warning.
 
 It listens on 127.0.0.1:8080 (endpoint /mcp) unless --addr says otherwise,
 or speaks over stdin/stdout with --stdio.`
@@ -55,7 +63,11 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	maxBytes := fs.Int("max-result-bytes", 4<<20, "return at most `N` bytes of rows per query")
 	timeout := fs.Duration("statement-timeout", 30*time.Second, "cancel a statement after `DURATION`")
 	sample := fs.Int("sample-rows", 5, "show `N` sample rows in table resources")
-	poll := fs.Duration("poll", 2*time.Second, "look for data changes every `DURATION` (SQLite)")
+	poll := fs.Duration("poll", 2*time.Second, "look for data changes every `DURATION`")
+	maxMemory := byteSize(sqlserver.DefaultMaxMemory)
+	fs.Var(&maxMemory, "max-memory", "bound the memory statements use to `SIZE` (bytes, or with KiB, MiB, GiB)")
+	maxConcurrent := fs.Int("max-concurrent", sqlserver.DefaultMaxConcurrent, "run at most `N` statements at once; more wait, then are refused as busy")
+	privileged := fs.Bool("allow-privileged-role", false, "serve PostgreSQL even as a role that can do more than read (warns on every start)")
 	origins := listFlag{}
 	fs.Var(&origins, "allow-origin", "also accept browser requests from `ORIGIN` (repeatable)")
 	if err := fs.Parse(args[1:]); err != nil {
@@ -78,9 +90,14 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	d, err := sqlserver.Open(ctx, &sqlserver.Options{
 		Path: *db, DSN: *dsn, AllowWrites: *allowWrites, MaxRows: *maxRows, MaxResultBytes: *maxBytes,
 		StatementTimeout: *timeout, SampleRows: *sample, PollInterval: *poll,
+		MaxMemory: int64(maxMemory), MaxConcurrent: *maxConcurrent, AllowPrivilegedRole: *privileged, Logger: logger,
 	})
 	if err != nil {
 		fmt.Fprintf(e.Stderr, "mcpkit serve sql: %v\n", err)
+		var pe *sqlserver.PrivilegeError
+		if errors.As(err, &pe) {
+			return exitFailed
+		}
 		return exitUnreachable
 	}
 	defer d.Close()
@@ -137,4 +154,40 @@ func describeDB(db, dsn string) string {
 		return "SQLite " + db
 	}
 	return "the demo database"
+}
+
+// byteSize is a flag holding a size in bytes: a number, optionally with a
+// binary (KiB, MiB, GiB) or decimal (kB, MB, GB) unit.
+type byteSize int64
+
+func (b *byteSize) String() string {
+	switch n := int64(*b); {
+	case n > 0 && n%(1<<30) == 0:
+		return fmt.Sprintf("%dGiB", n>>30)
+	case n > 0 && n%(1<<20) == 0:
+		return fmt.Sprintf("%dMiB", n>>20)
+	case n > 0 && n%(1<<10) == 0:
+		return fmt.Sprintf("%dKiB", n>>10)
+	}
+	return fmt.Sprint(int64(*b))
+}
+
+func (b *byteSize) Set(s string) error {
+	units := []struct {
+		suffix string
+		scale  int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"kB", 1e3}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1}}
+	num, scale := strings.TrimSpace(s), int64(1)
+	for _, u := range units {
+		if rest, ok := strings.CutSuffix(num, u.suffix); ok {
+			num, scale = strings.TrimSpace(rest), u.scale
+			break
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n <= 0 || n > (1<<62)/scale {
+		return fmt.Errorf("want a positive size such as 268435456, 256MiB or 1GiB, got %q", s)
+	}
+	*b = byteSize(n * scale)
+	return nil
 }

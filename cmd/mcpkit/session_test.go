@@ -167,6 +167,7 @@ func TestElicitationTypedFields(t *testing.T) {
 		`  name — Your name [string, default "John Doe"]: `,
 		`  age — Your age [integer, default 30]: `,
 		`  status — Account status [string, default "active", one of active|inactive|pending]: `,
+		`  verified — Verified account [Y/n]: `,
 	} {
 		if !strings.Contains(r.stderr, w) {
 			t.Errorf("stderr does not contain %q:\n%s", w, r.stderr)
