@@ -29,9 +29,9 @@ type ProgressToken = jsonrpc.ID
 // kept in Extra.
 //
 // A client sends the same clientInfo and clientCapabilities with every
-// request, so UnmarshalJSON decodes each distinct encoding once: requests
-// that carried the same bytes share the *Implementation and
-// *ClientCapabilities values, which are therefore read-only.
+// request, so UnmarshalJSON decodes each distinct encoding once and keeps
+// the result privately; every request gets copies of its own, so what one
+// handler changes no other request sees.
 type RequestMeta struct {
 	ProgressToken      *ProgressToken      `json:"progressToken,omitempty"`
 	ProtocolVersion    string              `json:"io.modelcontextprotocol/protocolVersion,omitempty"`
@@ -96,7 +96,7 @@ func (m *RequestMeta) UnmarshalJSON(b []byte) error {
 				break
 			}
 			if c := capsCache.get(v); c != nil {
-				m.ClientCapabilities = c
+				m.ClientCapabilities = c.clone()
 				break
 			}
 			c := &ClientCapabilities{}
@@ -104,19 +104,21 @@ func (m *RequestMeta) UnmarshalJSON(b []byte) error {
 				err = json.Unmarshal(v, c)
 			}
 			if err == nil {
-				m.ClientCapabilities = c
 				capsCache.put(v, c)
+				m.ClientCapabilities = c.clone()
 			}
 		case MetaClientInfo:
 			if string(v) == "null" {
 				break
 			}
 			if c := infoCache.get(v); c != nil {
-				m.ClientInfo = c
+				m.ClientInfo = c.clone()
 				break
 			}
-			if m.ClientInfo, err = decodeImplementation(v); err == nil {
-				infoCache.put(v, m.ClientInfo)
+			var c *Implementation
+			if c, err = decodeImplementation(v); err == nil {
+				infoCache.put(v, c)
+				m.ClientInfo = c.clone()
 			}
 		case MetaLogLevel:
 			var l string
@@ -156,9 +158,10 @@ var knownVersions = map[string]string{
 	`"2025-06-18"`: "2025-06-18", `"2025-03-26"`: "2025-03-26",
 }
 
-// decodeCache maps the encoding of a _meta member to its decoded value.
-// It holds at most decodeCacheSize entries of at most decodeCacheKey bytes;
-// when full it starts over.
+// decodeCache maps the encoding of a _meta member to its decoded value,
+// which never leaves the cache: callers get clones. It holds at most
+// decodeCacheSize entries of at most decodeCacheKey bytes; when full it
+// starts over.
 type decodeCache[T any] struct {
 	mu sync.RWMutex
 	m  map[string]*T
@@ -336,4 +339,55 @@ func decodeImplementation(v []byte) (*Implementation, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// clone returns a copy of c that shares nothing with it.
+func (c *ClientCapabilities) clone() *ClientCapabilities {
+	out := &ClientCapabilities{Experimental: cloneObjects(c.Experimental), Extensions: cloneObjects(c.Extensions)}
+	if c.Roots != nil {
+		r := *c.Roots
+		out.Roots = &r
+	}
+	if c.Sampling != nil {
+		out.Sampling = &SamplingCapability{Context: cloneObject(c.Sampling.Context), Tools: cloneObject(c.Sampling.Tools)}
+	}
+	if c.Elicitation != nil {
+		out.Elicitation = &ElicitationCapability{Form: cloneObject(c.Elicitation.Form), URL: cloneObject(c.Elicitation.URL)}
+	}
+	return out
+}
+
+func cloneObjects(m map[string]Object) map[string]Object {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]Object, len(m))
+	for k, v := range m {
+		out[k] = cloneObject(v)
+	}
+	return out
+}
+
+func cloneObject(o Object) Object {
+	if o == nil {
+		return nil
+	}
+	out := make(Object, len(o))
+	for k, v := range o {
+		out[k] = append(json.RawMessage(nil), v...)
+	}
+	return out
+}
+
+// clone returns a copy of i that shares nothing with it.
+func (i *Implementation) clone() *Implementation {
+	out := *i
+	if i.Icons != nil {
+		out.Icons = make([]Icon, len(i.Icons))
+		for n, ic := range i.Icons {
+			ic.Sizes = append([]string(nil), ic.Sizes...)
+			out.Icons[n] = ic
+		}
+	}
+	return &out
 }

@@ -126,3 +126,38 @@ func TestErrorsCarrySpecData(t *testing.T) {
 		t.Fatalf("%d %s", e.Code, e.Data)
 	}
 }
+
+// TestRequestMetaNotShared: requests that carry the same clientInfo and
+// clientCapabilities bytes get values of their own; a handler changing one
+// changes nothing another request sees.
+func TestRequestMetaNotShared(t *testing.T) {
+	raw := []byte(`{"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1","icons":[{"src":"a.png","sizes":["16x16"]}]},` +
+		`"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true},"sampling":{"tools":{}},` +
+		`"elicitation":{"form":{"x":1}},"experimental":{"e":{"k":"v"}},"extensions":{"io.x/y":{}}}}`)
+	decode := func() *RequestMeta {
+		var m RequestMeta
+		if err := m.UnmarshalJSON(raw); err != nil {
+			t.Fatal(err)
+		}
+		return &m
+	}
+	a := decode()
+	a.ClientInfo.Name = "changed"
+	a.ClientInfo.Icons[0].Src = "evil.png"
+	a.ClientInfo.Icons[0].Sizes[0] = "1x1"
+	a.ClientCapabilities.Roots.ListChanged = false
+	a.ClientCapabilities.Sampling.Tools["x"] = json.RawMessage(`1`)
+	a.ClientCapabilities.Elicitation.Form["x"][0] = '9'
+	a.ClientCapabilities.Experimental["e"]["k"] = json.RawMessage(`"w"`)
+	delete(a.ClientCapabilities.Extensions, "io.x/y")
+	for i := range 2 {
+		b := decode()
+		got, _ := json.Marshal(b)
+		want := `{"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1","icons":[{"src":"a.png","sizes":["16x16"]}]},` +
+			`"io.modelcontextprotocol/clientCapabilities":{"experimental":{"e":{"k":"v"}},"roots":{"listChanged":true},"sampling":{"tools":{}},` +
+			`"elicitation":{"form":{"x":1}},"extensions":{"io.x/y":{}}}}`
+		if string(got) != want {
+			t.Fatalf("decode %d after a change to another request's values:\n got %s\nwant %s", i, got, want)
+		}
+	}
+}
