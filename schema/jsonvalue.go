@@ -3,6 +3,8 @@ package schema
 import (
 	"encoding/json"
 	"errors"
+	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/mcpkit/mcpkit/internal/jsonvalid"
@@ -26,9 +28,33 @@ func parseValue(data []byte) (any, error) {
 	p := valueParser{data: data}
 	v := p.value()
 	if p.err != nil {
+		var dup *DuplicateMemberError
+		if errors.As(p.err, &dup) {
+			// Again, noting the path this time: only a refusal pays for it.
+			p = valueParser{data: data, track: true}
+			p.value()
+		}
 		return nil, p.err
 	}
 	return v, nil
+}
+
+// DuplicateMemberError is the refusal of a JSON instance in which an object
+// has two members of the same name: which of them a schema checks and
+// which a decoder keeps could differ, so neither is taken.
+type DuplicateMemberError struct {
+	// Path is the JSON Pointer of the object; "" is the root.
+	Path string
+	// Name is the repeated member name.
+	Name string
+}
+
+func (e *DuplicateMemberError) Error() string {
+	p := e.Path
+	if p == "" {
+		p = "(root)"
+	}
+	return p + ": duplicate member " + strconv.Quote(e.Name)
 }
 
 // valueParser reads JSON already known to be valid.
@@ -36,6 +62,30 @@ type valueParser struct {
 	data []byte
 	i    int
 	err  error
+	// path is where the parser is, for the error of a duplicate member
+	// (a member name, or an array index when key is false), kept only when
+	// track is set.
+	path  []pathStep
+	track bool
+}
+
+type pathStep struct {
+	name  string
+	index int
+	key   bool
+}
+
+func (p *valueParser) pointer() string {
+	var b strings.Builder
+	for _, s := range p.path {
+		b.WriteByte('/')
+		if s.key {
+			b.WriteString(escapeToken(s.name))
+		} else {
+			b.WriteString(strconv.Itoa(s.index))
+		}
+	}
+	return b.String()
 }
 
 func (p *valueParser) space() {
@@ -67,9 +117,19 @@ func (p *valueParser) value() any {
 		for p.err == nil {
 			p.space()
 			k := p.str()
+			if _, dup := m[k]; dup && p.err == nil {
+				p.err = &DuplicateMemberError{Path: p.pointer(), Name: k}
+				return m
+			}
 			p.space()
 			p.i++ // ':'
+			if p.track {
+				p.path = append(p.path, pathStep{name: k, key: true})
+			}
 			m[k] = p.value()
+			if p.track {
+				p.path = p.path[:len(p.path)-1]
+			}
 			p.space()
 			if p.data[p.i] == ',' {
 				p.i++
@@ -88,7 +148,13 @@ func (p *valueParser) value() any {
 			return a
 		}
 		for p.err == nil {
+			if p.track {
+				p.path = append(p.path, pathStep{index: len(a)})
+			}
 			a = append(a, p.value())
+			if p.track {
+				p.path = p.path[:len(p.path)-1]
+			}
 			p.space()
 			if p.data[p.i] == ',' {
 				p.i++

@@ -263,6 +263,16 @@ func (s *Server) serveCallTool(ctx context.Context, r *Request) (protocol.Result
 		return nil, protocol.InvalidParams("tool arguments must be an object")
 	}
 	if err := e.in.ValidateJSON(args); err != nil {
+		var dup *schema.DuplicateMemberError
+		if errors.As(err, &dup) {
+			// The schema would check one of the two, a decoder could keep
+			// the other: refused as malformed, whatever the tool.
+			at := dup.Path
+			if at == "" {
+				at = "the top level"
+			}
+			return nil, protocol.InvalidParams(fmt.Sprintf("tool arguments: duplicate member %s at %s", echo(dup.Name), echo(at)))
+		}
 		return ErrorResult("Invalid arguments for tool " + name + ": " + err.Error()), nil
 	}
 	if err := r.startInput(ctx); err != nil {

@@ -216,3 +216,41 @@ func TestTypedToolExactMemberNames(t *testing.T) {
 		}
 	}
 }
+
+// TestToolArgumentsDuplicateMembers: arguments with a member twice are
+// refused before validation, so that what the schema checks is what the
+// handler receives.
+func TestToolArgumentsDuplicateMembers(t *testing.T) {
+	s := newTestServer(nil)
+	type inner struct {
+		X int `json:"x"`
+		Y int `json:"y" jsonschema:"maximum=1"`
+	}
+	ran := false
+	AddTool(s, &protocol.Tool{Name: "bounded"}, func(ctx context.Context, req *CallRequest, in struct {
+		A inner `json:"a"`
+	}) (string, error) {
+		ran = true
+		return fmt.Sprint(in.A.Y), nil
+	})
+	for _, args := range []string{
+		`{"a":{"x":1,"y":5},"a":{"x":1}}`,
+		`{"a":{"x":1,"y":5,"y":0}}`,
+		`{"a":{"x":1,"y":0},"\u0061":{"x":1,"y":5}}`,
+	} {
+		p := json.RawMessage(`{"name":"bounded","arguments":` + args + `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`)
+		e := wantError(t, do(t, s, protocol.MethodToolsCall, p), protocol.CodeInvalidParams)
+		if !strings.Contains(e.Message, "duplicate member") {
+			t.Errorf("%s: %q", args, e.Message)
+		}
+	}
+	if ran {
+		t.Error("the handler ran with duplicated arguments")
+	}
+	// A huge name is not echoed whole.
+	long := strings.Repeat("n", 100000)
+	p := json.RawMessage(`{"name":"bounded","arguments":{"` + long + `":1,"` + long + `":2},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`)
+	if e := wantError(t, do(t, s, protocol.MethodToolsCall, p), protocol.CodeInvalidParams); len(e.Message) > 400 {
+		t.Errorf("error message of %d bytes", len(e.Message))
+	}
+}
