@@ -50,12 +50,17 @@ func IsBatch(data []byte) bool {
 // message (a proxy, Member, the server) sees the same members. The Message
 // does not alias data.
 func Decode(data []byte) (*Message, error) {
-	trimmed := bytes.TrimSpace(data)
+	trimmed := bytes.Trim(data, " \t\r\n")
 	if len(trimmed) == 0 {
 		return nil, NewError(CodeParseError, "parse error: empty message", nil)
 	}
 	if !jsonvalid.Valid(trimmed) {
 		return nil, NewError(CodeParseError, "parse error: invalid JSON", nil)
+	}
+	if !utf8.Valid(trimmed) {
+		// JSON text is UTF-8 (RFC 8259): a string with invalid bytes is
+		// refused, not read with replacement characters.
+		return nil, NewError(CodeParseError, "parse error: invalid UTF-8", nil)
 	}
 	if trimmed[0] != '{' {
 		if trimmed[0] == '[' {

@@ -266,3 +266,23 @@ func BenchmarkDecodeRequest(b *testing.B) {
 		}
 	}
 }
+
+// TestDecodeOnlyJSONText: JSON's own white space around a message, and
+// UTF-8 inside it; anything else is a parse error.
+func TestDecodeOnlyJSONText(t *testing.T) {
+	ok := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	if _, err := Decode([]byte(" \t\r\n" + ok + "\n")); err != nil {
+		t.Fatalf("JSON white space: %v", err)
+	}
+	for _, bad := range []string{
+		"\v" + ok, "\f" + ok, "\u0085" + ok, "\u00a0" + ok, ok + "\u00a0",
+		`{"jsonrpc":"2.0","id":1,"method":"p` + "\xff" + `"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":"` + "\xc3\x28" + `"}}`,
+	} {
+		_, err := Decode([]byte(bad))
+		var je *Error
+		if !errors.As(err, &je) || je.Code != CodeParseError {
+			t.Errorf("Decode(%q) = %v, want a parse error", bad, err)
+		}
+	}
+}
