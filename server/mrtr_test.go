@@ -376,3 +376,22 @@ func TestMRTRAcceptUnasked(t *testing.T) {
 	p := params(t, map[string]any{"name": "open", "inputResponses": map[string]any{"name": 12345}}, allCaps)
 	wantError(t, do(t, s, protocol.MethodToolsCall, p), protocol.CodeInvalidParams)
 }
+
+// TestMRTRStateDigestKeepsNumbers: arguments that differ only beyond a
+// float64's precision are different requests; a requestState for one is
+// refused on the other.
+func TestMRTRStateDigestKeepsNumbers(t *testing.T) {
+	s := newTestServer(nil)
+	AddTool(s, &protocol.Tool{Name: "pay"}, func(ctx context.Context, req *CallRequest, in struct {
+		Amount json.Number `json:"amount"`
+	}) (string, error) {
+		if _, err := req.Elicit("ok", &protocol.ElicitParams{Message: "Pay " + in.Amount.String() + "?"}); err != nil {
+			return "", err
+		}
+		return "paid " + in.Amount.String(), nil
+	})
+	st := callTool(t, s, allCaps, map[string]any{"name": "pay", "arguments": json.RawMessage(`{"amount":9007199254740992}`)})["requestState"]
+	p := params(t, map[string]any{"name": "pay", "arguments": json.RawMessage(`{"amount":9007199254740993}`), "requestState": st,
+		"inputResponses": map[string]any{"ok": map[string]any{"action": "accept"}}}, allCaps)
+	wantError(t, do(t, s, protocol.MethodToolsCall, p), protocol.CodeInvalidParams)
+}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
@@ -126,13 +127,17 @@ func (s *sealer) unseal(token, version string, aad []byte) ([]byte, error) {
 }
 
 // canonical re-encodes JSON with sorted object keys, so that a client that
-// re-serialises its arguments on retry still matches the digest.
+// re-serialises its arguments on retry still matches the digest. Numbers
+// keep their text: 9007199254740993 and 9007199254740992 differ here,
+// though they are the same float64.
 func canonical(raw json.RawMessage) []byte {
 	if len(raw) == 0 {
 		return nil
 	}
 	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
 		return raw
 	}
 	b, err := json.Marshal(v)
