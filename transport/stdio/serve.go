@@ -470,9 +470,16 @@ func (c *conn) serve(cl *call) {
 	}
 	c.mu.Lock()
 	delete(c.inflight, cl.msg.ID)
+	closing := c.closing
 	c.mu.Unlock()
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
+	if resp == nil && !cl.done && closing && !cl.listen {
+		// Cancelled by the shutdown, not by the client: every request
+		// read gets an answer (listen streams, which the shutdown ends on
+		// purpose, excepted).
+		resp = &jsonrpc.Response{ID: cl.msg.ID, Error: errShuttingDown}
+	}
 	if cl.done || resp == nil {
 		cl.done = true
 		return
@@ -494,6 +501,10 @@ var respBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b
 const maxPooledResponse = 64 << 10
 
 var errCallDone = errors.New("stdio: request finished or cancelled")
+
+// errShuttingDown answers the requests the end of input (or of Serve's
+// context) cut short.
+var errShuttingDown = jsonrpc.NewError(protocol.CodeInternalError, "server shutting down: the request was cancelled before it finished", nil)
 
 // cancel handles notifications/cancelled: the named request's context is
 // cancelled and nothing more is written for it.

@@ -499,8 +499,40 @@ func TestServeShutdownGrace(t *testing.T) {
 	default:
 		t.Error("the request outliving the grace period was not cancelled")
 	}
-	if rest := c.rest(); len(rest) != 0 {
-		t.Errorf("lines written: %q", rest)
+	// It is answered all the same.
+	if rest := c.rest(); len(rest) != 1 || idOf(rest[0]) != "1" || !bytes.Contains(rest[0], []byte(`"server shutting down`)) {
+		t.Errorf("lines written: %q, want the shutdown error for 1", rest)
+	}
+}
+
+// TestServeEveryRequestAnswered: requests still queued or running at end
+// of input each get an answer — a result, or an error saying the server
+// shut down — never nothing.
+func TestServeEveryRequestAnswered(t *testing.T) {
+	checkLeaks(t)
+	st := newStub()
+	st.on("long", func(ctx context.Context, req *jsonrpc.Message, _ transport.Notifier) *jsonrpc.Response {
+		<-ctx.Done()
+		return nil
+	})
+	c := startConn(t, st, &stdio.Options{ShutdownGrace: 50 * time.Millisecond})
+	const n = 50
+	for i := range n {
+		c.send(request(strconv.Itoa(i), "long"))
+	}
+	c.closeInput()
+	if err := c.wait(wait); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, l := range c.rest() {
+		if !bytes.Contains(l, []byte(`"server shutting down`)) {
+			t.Errorf("unexpected line %s", l)
+		}
+		seen[idOf(l)] = true
+	}
+	if len(seen) != n {
+		t.Errorf("%d of %d requests answered", len(seen), n)
 	}
 }
 
