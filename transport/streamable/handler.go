@@ -181,10 +181,11 @@ func (x *Handler) readPost(w http.ResponseWriter, r *http.Request) (accept accep
 	buf = x.bufs.Get().(*bytes.Buffer)
 	buf.Reset()
 	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, x.opts.MaxBodyBytes))
-	// Lift the deadline: net/http keeps reading the connection to notice a
-	// client going away, and a lapsed deadline would end long streams.
-	_ = rc.SetReadDeadline(time.Time{})
 	if err != nil {
+		// The body did not arrive whole in time: the connection ends with
+		// the answer. The lapsed deadline stays, so that net/http does not
+		// wait on to drain the rest of a body that may never come.
+		w.Header().Set("Connection", "close")
 		x.bufs.Put(buf)
 		var mbe *http.MaxBytesError
 		if asMaxBytes(err, &mbe) {
@@ -194,6 +195,9 @@ func (x *Handler) readPost(w http.ResponseWriter, r *http.Request) (accept accep
 		writeError(w, http.StatusBadRequest, nil, jsonrpc.NewError(protocol.CodeParseError, "reading request body: "+err.Error(), nil))
 		return accept, nil, nil, false
 	}
+	// Lift the deadline: net/http keeps reading the connection to notice a
+	// client going away, and a lapsed deadline would end long streams.
+	_ = rc.SetReadDeadline(time.Time{})
 	return accept, rc, buf, true
 }
 

@@ -2,6 +2,8 @@ package streamable
 
 import (
 	"context"
+	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -56,5 +58,36 @@ func TestListenNeedsSSE(t *testing.T) {
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusNotAcceptable {
 		t.Fatalf("status = %d", resp.StatusCode)
+	}
+}
+
+// TestBodyThatNeverArrives: a request whose headers announce a body that
+// does not come is answered when ReadTimeout lapses and its connection is
+// closed, rather than held while net/http waits to drain the body.
+func TestBodyThatNeverArrives(t *testing.T) {
+	checkNoLeak(t)
+	ts, _ := liveServer(t, NewHandler(newTestServer(), &Options{ReadTimeout: 100 * time.Millisecond}))
+	conn, err := net.Dial("tcp", strings.TrimPrefix(ts.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	body := rpc("1", protocol.MethodToolsList, "")
+	var head strings.Builder
+	head.WriteString("POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n")
+	for k, v := range standardHeaders(body) {
+		head.WriteString(k + ": " + v[0] + "\r\n")
+	}
+	head.WriteString("\r\n" + body[:10]) // and no more
+	if _, err := conn.Write([]byte(head.String())); err != nil {
+		t.Fatal(err)
+	}
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	got, err := io.ReadAll(conn) // ends when the server closes the connection
+	if err != nil {
+		t.Fatalf("the connection was not closed: %v (read %q)", err, got)
+	}
+	if !strings.HasPrefix(string(got), "HTTP/1.1 400") || !strings.Contains(string(got), "Connection: close") {
+		t.Errorf("answer %q", got)
 	}
 }
