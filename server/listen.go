@@ -3,7 +3,9 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
@@ -26,6 +28,7 @@ type listenStream struct {
 	ack         protocol.SubscriptionFilter
 	watched     map[string]bool
 	listChanged []byte
+	released    atomic.Bool
 }
 
 // newListen decodes a listen request; the acknowledgement is sent by
@@ -38,6 +41,13 @@ func (s *Server) newListen(r *Request) (*listenStream, error) {
 	if p.Notifications == nil {
 		return nil, protocol.InvalidParams("subscriptions/listen needs a notifications filter")
 	}
+	if n, max := len(p.Notifications.ResourceSubscriptions), s.maxListenURIs(); n > max {
+		return nil, protocol.InvalidParams(fmt.Sprintf("subscriptions/listen: %d resourceSubscriptions, more than the %d one stream may have", n, max))
+	}
+	if max := s.maxListenStreams(); s.listens.Add(1) > int64(max) {
+		s.listens.Add(-1)
+		return nil, busyError{protocol.InternalError(fmt.Sprintf("server busy: %d subscriptions/listen streams are open, its limit; try again later", max))}
+	}
 	l := &listenStream{s: s, r: r, sub: r.ID, ack: s.acknowledge(p.Notifications)}
 	if len(l.ack.ResourceSubscriptions) > 0 {
 		l.watched = make(map[string]bool, len(l.ack.ResourceSubscriptions))
@@ -47,6 +57,27 @@ func (s *Server) newListen(r *Request) (*listenStream, error) {
 	}
 	l.listChanged, _ = json.Marshal(protocol.ListChangedParams{Meta: l.meta()})
 	return l, nil
+}
+
+// release counts the stream out of MaxListenStreams; once only.
+func (l *listenStream) release() {
+	if l.released.CompareAndSwap(false, true) {
+		l.s.listens.Add(-1)
+	}
+}
+
+func (s *Server) maxListenStreams() int {
+	if s.opts.MaxListenStreams > 0 {
+		return s.opts.MaxListenStreams
+	}
+	return 10_000
+}
+
+func (s *Server) maxListenURIs() int {
+	if s.opts.MaxListenURIs > 0 {
+		return s.opts.MaxListenURIs
+	}
+	return 1_000
 }
 
 func (l *listenStream) meta() *protocol.NotificationMeta {
@@ -98,6 +129,7 @@ func (s *Server) serveListen(ctx context.Context, r *Request) (protocol.Result, 
 	if err != nil {
 		return nil, err
 	}
+	defer l.release()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	events, err := FeedEvents(ctx, s.feed, listenBuffer)
@@ -147,6 +179,7 @@ func (s *Server) listenAsync(ctx context.Context, r *Request, end func(protocol.
 		once.Do(func() {
 			cancel()
 			stopClose()
+			l.release()
 			end(res, err)
 		})
 	}

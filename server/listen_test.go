@@ -187,3 +187,38 @@ func TestListenTornDownSaysCancelled(t *testing.T) {
 		}
 	})
 }
+
+// TestListenLimits: listen streams and the URIs one of them watches are
+// capped; a stream that ends makes room for another.
+func TestListenLimits(t *testing.T) {
+	bothModes(t, func(t *testing.T) {
+		s := listenServer()
+		s.opts.MaxListenStreams, s.opts.MaxListenURIs = 1, 3
+		ctx, cancel := context.WithCancel(context.Background())
+		n, done := startListen(t, ctx, s, `{"toolsListChanged":true}`)
+		next(t, n) // acknowledged
+		refused := func(filter string) *jsonrpc.Response {
+			p := json.RawMessage(`{"notifications":` + filter + `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`)
+			return s.Handle(context.Background(), &jsonrpc.Message{ID: jsonrpc.StringID("x"), Method: protocol.MethodSubscriptionsListen, Params: p}, make(chanNotifier, 16))
+		}
+		r := refused(`{"toolsListChanged":true}`)
+		if r == nil || r.Error == nil || r.HTTPStatus != 503 || !strings.Contains(r.Error.Message, "busy") {
+			t.Fatalf("a stream over the limit: %+v", r)
+		}
+		cancel()
+		<-done
+		ctx2, cancel2 := context.WithCancel(context.Background())
+		defer cancel2()
+		n2, _ := startListen(t, ctx2, s, `{"resourceSubscriptions":["a","b","c"]}`)
+		if ack := next(t, n2); !strings.Contains(ack, "acknowledged") {
+			t.Fatalf("after the first stream ended: %s", ack)
+		}
+		cancel2()
+		for s.listens.Load() != 0 {
+			time.Sleep(time.Millisecond)
+		}
+		if r := refused(`{"resourceSubscriptions":["a","b","c","d"]}`); r == nil || r.Error == nil || r.Error.Code != protocol.CodeInvalidParams {
+			t.Fatalf("four URIs: %+v", r)
+		}
+	})
+}

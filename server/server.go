@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -44,6 +45,13 @@ type Options struct {
 	// StateTTL bounds how long a requestState stays valid; 0 means 10 minutes.
 	StateTTL time.Duration
 
+	// MaxListenStreams caps the subscriptions/listen streams open at once;
+	// 0 means 10,000. One more is refused (HTTP 503 over Streamable HTTP).
+	MaxListenStreams int
+	// MaxListenURIs caps the resourceSubscriptions of one listen request;
+	// 0 means 1,000. More is refused with -32602.
+	MaxListenURIs int
+
 	// OnceStore records the single-use requestStates (Request.SingleUse)
 	// already presented. The default is an in-memory store; replicas that
 	// share StateKey share a OnceStore too.
@@ -76,6 +84,7 @@ type Server struct {
 	meta     *protocol.ResultMeta // shared, read-only
 	sealer   *sealer
 	once     OnceStore
+	listens  atomic.Int64 // open listen streams
 	feed     Feed
 	logger   *slog.Logger
 
@@ -349,10 +358,21 @@ type metaError struct{ err *protocol.Error }
 func (e metaError) Error() string { return e.err.Error() }
 func (e metaError) Unwrap() error { return e.err }
 
+// busyError marks a refusal for lack of room (too many listen streams),
+// answered with HTTP 503.
+type busyError struct{ err *protocol.Error }
+
+func (e busyError) Error() string { return e.err.Error() }
+func (e busyError) Unwrap() error { return e.err }
+
 func httpStatus(err error, e *protocol.Error) int {
 	var me metaError
 	if errors.As(err, &me) {
 		return 400
+	}
+	var be busyError
+	if errors.As(err, &be) {
+		return 503
 	}
 	switch e.Code {
 	case protocol.CodeMethodNotFound:
