@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"log/slog"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -209,7 +210,11 @@ func (a *Adapter) Initialize(ctx context.Context, msg *jsonrpc.Message) (transpo
 	}
 	s := a.newSession(version, caps, p.ClientInfo)
 	if err := a.add(s); err != nil {
-		return nil, errorResponse(msg.ID, err)
+		resp := errorResponse(msg.ID, err)
+		if err == errTooManySessions {
+			resp.HTTPStatus = 503
+		}
+		return nil, resp
 	}
 	s.save()
 	a.startBG.Do(a.background)
@@ -271,17 +276,49 @@ func (a *Adapter) Sessions() int {
 	return len(a.sessions)
 }
 
+// errTooManySessions refuses a session when MaxSessions are open and none
+// can make room; over HTTP it is a 503.
+var errTooManySessions = jsonrpc.NewError(protocol.CodeInternalError, "too many open sessions; try again later", nil)
+
 func (a *Adapter) add(s *Session) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.closed {
-		return protocol.InternalError("server is shutting down")
+	for attempt := 0; ; attempt++ {
+		a.mu.Lock()
+		if a.closed {
+			a.mu.Unlock()
+			return protocol.InternalError("server is shutting down")
+		}
+		if len(a.sessions) < a.opts.MaxSessions {
+			a.sessions[s.id] = s
+			a.mu.Unlock()
+			return nil
+		}
+		var victims []*Session
+		if attempt == 0 {
+			victims = a.unusedLocked()
+		}
+		a.mu.Unlock()
+		if len(victims) == 0 {
+			return errTooManySessions
+		}
+		for _, v := range victims {
+			v.Close()
+		}
 	}
-	if len(a.sessions) >= a.opts.MaxSessions {
-		return jsonrpc.NewError(protocol.CodeInternalError, "too many open sessions", nil)
+}
+
+// unusedLocked picks the sessions to end to make room: those that saw no
+// request after initialize and are not busy, the longest idle first, a
+// hundredth of MaxSessions (at least one) at a time. A client that opens
+// sessions and does nothing with them cannot lock others out.
+func (a *Adapter) unusedLocked() []*Session {
+	var unused []*Session
+	for _, s := range a.sessions {
+		if !s.used.Load() && !s.busy() {
+			unused = append(unused, s)
+		}
 	}
-	a.sessions[s.id] = s
-	return nil
+	sort.Slice(unused, func(i, j int) bool { return unused[i].lastUsed.Load() < unused[j].lastUsed.Load() })
+	return unused[:min(len(unused), max(1, a.opts.MaxSessions/100))]
 }
 
 func (a *Adapter) remove(s *Session, forget bool) {

@@ -155,14 +155,46 @@ func TestAdapterHandleModern(t *testing.T) {
 
 func TestMaxSessions(t *testing.T) {
 	a, _ := newAdapter(t, &legacy.Options{MaxSessions: 1})
-	first := open(t, a, `{}`, false)
+	first := open(t, a, `{}`, true)
+	first.Handle(context.Background(), req(t, "77", "ping", ""), newRecorder())
 	ts, resp := a.Initialize(context.Background(), req(t, "2", "initialize", initParams("2025-11-25", `{}`)))
-	if ts != nil || errorCode(t, resp) != protocol.CodeInternalError {
-		t.Fatalf("second session: %v, %s", ts, wire(resp))
+	if ts != nil || errorCode(t, resp) != protocol.CodeInternalError || resp.HTTPStatus != 503 {
+		t.Fatalf("second session: %v, %s (HTTP %d)", ts, wire(resp), resp.HTTPStatus)
 	}
 	first.Close()
 	if ts, resp := a.Initialize(context.Background(), req(t, "3", "initialize", initParams("2025-11-25", `{}`))); ts == nil {
 		t.Errorf("no session after the first closed: %s", wire(resp))
+	}
+}
+
+// TestUnusedSessionsMakeRoom: sessions opened and never used do not lock
+// new clients out when the limit is reached: the longest idle of them end.
+func TestUnusedSessionsMakeRoom(t *testing.T) {
+	a, _ := newAdapter(t, &legacy.Options{MaxSessions: 3})
+	used := open(t, a, `{}`, true)
+	used.Handle(context.Background(), req(t, "77", "ping", ""), newRecorder())
+	idle1 := open(t, a, `{}`, true)
+	idle2 := open(t, a, `{}`, true)
+	for i := range 5 {
+		ts, resp := a.Initialize(context.Background(), req(t, "88", "initialize", initParams("2025-11-25", `{}`)))
+		if ts == nil {
+			t.Fatalf("new session %d refused: %s", i, wire(resp))
+		}
+	}
+	for name, s := range map[string]*legacy.Session{"the first unused": idle1, "the second unused": idle2} {
+		select {
+		case <-s.Done():
+		default:
+			t.Errorf("%s session is still open", name)
+		}
+	}
+	select {
+	case <-used.Done():
+		t.Error("the session in use was ended to make room")
+	default:
+	}
+	if n := a.Sessions(); n != 3 {
+		t.Errorf("%d sessions, want the limit of 3", n)
 	}
 }
 

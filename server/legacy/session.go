@@ -25,6 +25,7 @@ type Session struct {
 	info    *protocol.Implementation
 
 	lastUsed atomic.Int64 // unix nanoseconds
+	used     atomic.Bool  // a request came after initialize
 
 	mu          sync.Mutex
 	initialized bool
@@ -84,10 +85,14 @@ func (s *Session) ClientCapabilities() *protocol.ClientCapabilities { return s.c
 func (s *Session) touch() { s.lastUsed.Store(time.Now().UnixNano()) }
 
 func (s *Session) expired(now time.Time) bool {
+	return !s.busy() && now.Sub(time.Unix(0, s.lastUsed.Load())) > s.a.opts.IdleTimeout
+}
+
+// busy reports requests in flight or a standalone stream attached.
+func (s *Session) busy() bool {
 	s.mu.Lock()
-	busy := len(s.inflight) > 0 || s.readers > 0
-	s.mu.Unlock()
-	return !busy && now.Sub(time.Unix(0, s.lastUsed.Load())) > s.a.opts.IdleTimeout
+	defer s.mu.Unlock()
+	return len(s.inflight) > 0 || s.readers > 0
 }
 
 // Close ends the session: its requests are cancelled, its standalone stream
@@ -217,6 +222,7 @@ func (f cancelFunc) CancelRequest() { f() }
 // Handle answers a request of the session.
 func (s *Session) Handle(ctx context.Context, msg *jsonrpc.Message, n transport.Notifier) *jsonrpc.Response {
 	s.touch()
+	s.used.Store(true)
 	// The session cancels its requests (notifications/cancelled, its
 	// end). When the transport already gave the request a cancellable
 	// context of its own, that one is used.

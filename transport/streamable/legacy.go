@@ -32,10 +32,17 @@ func (x *Handler) serveInitialize(w http.ResponseWriter, r *http.Request, msg *j
 	if resp.Error != nil && resp.HTTPStatus != 0 {
 		status = resp.HTTPStatus
 	}
+	if status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", retryAfter)
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(resp.Append(nil))
 }
+
+// retryAfter is the Retry-After, in seconds, of a 503: a refusal for lack
+// of room, which a moment may make.
+const retryAfter = "5"
 
 // serveSession serves a request that names a legacy session.
 func (x *Handler) serveSession(w http.ResponseWriter, r *http.Request, sid string) {

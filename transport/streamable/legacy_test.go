@@ -1343,3 +1343,17 @@ func TestLegacyAbandonedSessions(t *testing.T) {
 		t.Errorf("heap in use grew from %.2f to %.2f MiB across two rounds of abandoned sessions", mib(after[0]), mib(after[1]))
 	}
 }
+
+// TestLegacySessionsFull: an initialize refused for want of room is a 503
+// with Retry-After; sessions never used after initialize make room first.
+func TestLegacySessionsFull(t *testing.T) {
+	e := newLegacyEnv(t, &legacy.Options{MaxSessions: 1}, nil, nil)
+	s := e.initialize(protocol.Version2025_11_25, `{}`)
+	e.initialize(protocol.Version2025_11_25, `{}`) // the unused one made room
+	s = e.initialize(protocol.Version2025_11_25, `{}`)
+	s.call(`{"jsonrpc":"2.0","id":5,"method":"ping"}`) // now in use
+	resp, body := e.exchange(http.MethodPost, postHeaders(), initializeBody(2, protocol.Version2025_11_25, `{}`))
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(body), "too many open sessions") {
+		t.Fatalf("initialize with no room: %d %v %s", resp.StatusCode, resp.Header, body)
+	}
+}
