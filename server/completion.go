@@ -76,7 +76,7 @@ func (s *Server) serveComplete(ctx context.Context, r *Request) (protocol.Result
 		_, ok := s.prompts.get(p.Ref.Name)
 		s.mu.RUnlock()
 		if !ok {
-			return nil, protocol.InvalidParams("Unknown prompt: " + p.Ref.Name)
+			return nil, protocol.InvalidParams("Unknown prompt: " + clip(p.Ref.Name))
 		}
 		key = completionKey{p.Ref.Type, p.Ref.Name}
 	case protocol.RefResource:
@@ -85,7 +85,7 @@ func (s *Server) serveComplete(ctx context.Context, r *Request) (protocol.Result
 		_, isResource := s.resources.get(p.Ref.URI)
 		s.mu.RUnlock()
 		if !isTemplate && !isResource {
-			return nil, protocol.InvalidParams("Unknown resource template: " + p.Ref.URI)
+			return nil, protocol.InvalidParams("Unknown resource template: " + clip(p.Ref.URI))
 		}
 		key = completionKey{p.Ref.Type, p.Ref.URI}
 	default:

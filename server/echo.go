@@ -15,9 +15,21 @@ func echo(s string) string {
 	if len(s) <= maxEcho {
 		return strconv.Quote(s)
 	}
+	return strconv.Quote(s[:cutAt(s)]) + "…"
+}
+
+// clip returns s cut to maxEcho bytes as echo does, unquoted.
+func clip(s string) string {
+	if len(s) <= maxEcho {
+		return s
+	}
+	return s[:cutAt(s)] + "…"
+}
+
+func cutAt(s string) int {
 	cut := maxEcho
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	return strconv.Quote(s[:cut]) + "…"
+	return cut
 }

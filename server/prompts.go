@@ -75,7 +75,7 @@ func (s *Server) serveGetPrompt(ctx context.Context, r *Request) (protocol.Resul
 	e, ok := s.prompts.get(name)
 	s.mu.RUnlock()
 	if !ok {
-		return nil, protocol.InvalidParams("Unknown prompt: " + name)
+		return nil, protocol.InvalidParams("Unknown prompt: " + clip(name))
 	}
 	for _, a := range e.def.Arguments {
 		if _, ok := args[a.Name]; a.Required && !ok {

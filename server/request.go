@@ -88,7 +88,7 @@ func (s *Server) newRequest(ctx context.Context, msg *jsonrpc.Message, n transpo
 		return nil, metaError{protocol.InvalidParams("missing required _meta field " + protocol.MetaClientCapabilities)}
 	}
 	if meta.LogLevel != "" && meta.LogLevel.Severity() < 0 {
-		return nil, protocol.InvalidParams("invalid log level " + string(meta.LogLevel))
+		return nil, protocol.InvalidParams("invalid log level " + clip(string(meta.LogLevel)))
 	}
 	r.Meta = meta
 	r.outMem.n = n

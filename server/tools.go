@@ -254,7 +254,7 @@ func (s *Server) serveCallTool(ctx context.Context, r *Request) (protocol.Result
 	e, ok := s.tools.get(name)
 	s.mu.RUnlock()
 	if !ok {
-		return nil, protocol.InvalidParams("Unknown tool: " + name)
+		return nil, protocol.InvalidParams("Unknown tool: " + clip(name))
 	}
 	args := json.RawMessage(r.raw.arguments)
 	if len(args) == 0 || string(args) == "null" {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/mcpkit/mcpkit/protocol"
 )
@@ -252,5 +253,23 @@ func TestToolArgumentsDuplicateMembers(t *testing.T) {
 	p := json.RawMessage(`{"name":"bounded","arguments":{"` + long + `":1,"` + long + `":2},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`)
 	if e := wantError(t, do(t, s, protocol.MethodToolsCall, p), protocol.CodeInvalidParams); len(e.Message) > 400 {
 		t.Errorf("error message of %d bytes", len(e.Message))
+	}
+}
+
+// TestErrorsDoNotEchoWhole: an error message repeats at most a bounded
+// part of what the client sent.
+func TestErrorsDoNotEchoWhole(t *testing.T) {
+	s := newTestServer(nil)
+	AddTool(s, &protocol.Tool{Name: "t"}, func(ctx context.Context, req *CallRequest, in struct{}) (string, error) { return "", nil })
+	s.AddPrompt(&protocol.Prompt{Name: "p"}, func(ctx context.Context, req *PromptRequest) (*protocol.GetPromptResult, error) {
+		return &protocol.GetPromptResult{}, nil
+	})
+	long := strings.Repeat("é", 1<<20)
+	for _, method := range []string{protocol.MethodToolsCall, protocol.MethodPromptsGet} {
+		p := json.RawMessage(`{"name":"` + long + `","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`)
+		e := wantError(t, do(t, s, method, p), protocol.CodeInvalidParams)
+		if len(e.Message) > 300 || !utf8.ValidString(e.Message) || !strings.HasSuffix(e.Message, "…") {
+			t.Errorf("%s: a message of %d bytes: %.80q", method, len(e.Message), e.Message)
+		}
 	}
 }
