@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"net"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,8 +16,6 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/conformance/everything"
-	"github.com/mcpkit/mcpkit/server/legacy"
-	"github.com/mcpkit/mcpkit/transport/streamable"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -117,15 +114,7 @@ func mcpkitWith(t *testing.T, tty terminal, stdin string, args ...string) result
 // returns the endpoint URL.
 func newEverything(t *testing.T) string {
 	t.Helper()
-	core := everything.New(nil)
-	both := legacy.New(core, nil)
-	srv := httptest.NewServer(streamable.NewHandler(both, nil))
-	t.Cleanup(func() {
-		core.Close()
-		both.Close()
-		srv.Close()
-	})
-	return srv.URL + "/mcp"
+	return serveCore(t, everything.New(nil))
 }
 
 // closedPort returns a loopback URL where nothing listens.
