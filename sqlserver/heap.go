@@ -88,6 +88,3 @@ func setHeapLimit(n int64) int64 {
 	}
 	return old
 }
-
-// currentHeapLimit returns SQLite's hard heap limit.
-func currentHeapLimit() int64 { return setHeapLimit(-1) }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,8 +11,6 @@ import (
 	"github.com/mcpkit/mcpkit/conformance/everything"
 	"github.com/mcpkit/mcpkit/protocol"
 	"github.com/mcpkit/mcpkit/server"
-	"github.com/mcpkit/mcpkit/server/legacy"
-	"github.com/mcpkit/mcpkit/transport/streamable"
 )
 
 // golden compares got with testdata/NAME.golden, or rewrites it with
@@ -69,14 +66,7 @@ func newStructured(t *testing.T) string {
 		func(ctx context.Context, req *server.CallRequest, _ everything.NoArgs) (health, error) {
 			return health{OK: true, Regions: []string{"eu", "us"}}, nil
 		})
-	both := legacy.New(core, nil)
-	srv := httptest.NewServer(streamable.NewHandler(both, nil))
-	t.Cleanup(func() {
-		core.Close()
-		both.Close()
-		srv.Close()
-	})
-	return srv.URL + "/mcp"
+	return serveCore(t, core)
 }
 
 func TestGolden(t *testing.T) {

@@ -378,13 +378,7 @@ func TestSlowReader(t *testing.T) {
 	}
 	defer conn.Close()
 	body := rpc("1", protocol.MethodToolsList, "")
-	var req strings.Builder
-	req.WriteString("POST /mcp HTTP/1.1\r\nHost: localhost\r\n")
-	for k, vs := range standardHeaders(body) {
-		fmt.Fprintf(&req, "%s: %s\r\n", k, vs[0])
-	}
-	fmt.Fprintf(&req, "Content-Length: %d\r\n\r\n%s", len(body), body)
-	if _, err := io.WriteString(conn, req.String()); err != nil {
+	if _, err := io.WriteString(conn, rawPost(body, len(body))+body); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -435,4 +429,16 @@ func TestNoStaleWriteDeadline(t *testing.T) {
 	if !reused.Load() {
 		t.Fatal("the second request did not reuse the connection; the test proves nothing")
 	}
+}
+
+// rawPost returns the head of an HTTP/1.1 POST of body with the standard
+// headers, announcing contentLength bytes of body.
+func rawPost(body string, contentLength int) string {
+	var req strings.Builder
+	req.WriteString("POST /mcp HTTP/1.1\r\nHost: localhost\r\n")
+	for k, vs := range standardHeaders(body) {
+		fmt.Fprintf(&req, "%s: %s\r\n", k, vs[0])
+	}
+	fmt.Fprintf(&req, "Content-Length: %d\r\n\r\n", contentLength)
+	return req.String()
 }
