@@ -10,7 +10,7 @@ import (
 	"github.com/mcpkit/mcpkit/transport/streamable"
 )
 
-// Check the modern-only everything-server over Streamable HTTP.
+// Check the everything-server, which serves both eras, over Streamable HTTP.
 func Example() {
 	core := everything.New(nil)
 	defer core.Close()
@@ -27,7 +27,7 @@ func Example() {
 		fmt.Println(r.Status, r.ID)
 	}
 	// Output:
-	// era: modern ok: true
+	// era: dual-era ok: true
 	// PASS era.detect
 	// PASS discover.answers
 	// PASS discover.result-type

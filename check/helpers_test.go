@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/mcpkit/mcpkit/conformance/everything"
+	"github.com/mcpkit/mcpkit/server"
 	"github.com/mcpkit/mcpkit/server/legacy"
 	"github.com/mcpkit/mcpkit/transport/streamable"
 )
@@ -23,11 +24,13 @@ var echoCall = Options{CallTool: "echo", CallArgs: json.RawMessage(`{"text":"hel
 // dual-era through the legacy adapter (with options lo), or modern-only.
 func everythingHandler(t testing.TB, dual bool, lo *legacy.Options) http.Handler {
 	t.Helper()
-	core := everything.New(nil)
-	t.Cleanup(func() { core.Close() })
 	if !dual {
+		core := everything.New(&server.Options{Legacy: legacy.Options{Disabled: true}})
+		t.Cleanup(func() { core.Close() })
 		return streamable.NewHandler(core, nil)
 	}
+	core := everything.New(nil)
+	t.Cleanup(func() { core.Close() })
 	a := legacy.New(core, lo)
 	t.Cleanup(func() { a.Close() })
 	return streamable.NewHandler(a, nil)

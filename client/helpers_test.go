@@ -120,8 +120,9 @@ func serveHTTP(t *testing.T, h transport.Handler) *httpServer {
 	rec := &recorder{next: sh}
 	ts := httptest.NewServer(rec)
 	t.Cleanup(func() {
+		// Listen and GET streams last: end their connections first.
+		ts.CloseClientConnections()
 		ts.Close()
-		sh.CloseStreams()
 	})
 	return &httpServer{ts: ts, h: sh, rec: rec}
 }

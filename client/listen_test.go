@@ -277,10 +277,8 @@ func TestListenDropped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The stream ends without the closing result. (The handler took the
-	// stream's connection over from net/http, so the test server's
-	// CloseClientConnections does not reach it; CloseStreams does.)
-	env.hs.h.CloseStreams()
+	// The stream ends without the closing result.
+	env.hs.ts.CloseClientConnections()
 	ended(t, sub)
 	if err := sub.Err(); !errors.Is(err, client.ErrSubscriptionDropped) {
 		t.Errorf("Err = %v, want ErrSubscriptionDropped", err)

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/conformance/everything"
-	"github.com/mcpkit/mcpkit/server/legacy"
 	"github.com/mcpkit/mcpkit/transport/streamable"
 )
 
@@ -69,9 +68,8 @@ func requiredScenarios(t *testing.T, bin, revision, section string) []string {
 // on a loopback port until the test ends and returns its endpoint URL.
 func serveEverything(t *testing.T) string {
 	srv := everything.New(nil)
-	both := legacy.New(srv, nil)
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", streamable.NewHandler(both, nil))
+	mux.Handle("/mcp", streamable.NewHandler(srv, nil))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +79,6 @@ func serveEverything(t *testing.T) string {
 	go func() { done <- hs.Serve(ln) }()
 	t.Cleanup(func() {
 		srv.Close()
-		both.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = hs.Shutdown(ctx)

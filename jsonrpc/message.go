@@ -256,9 +256,6 @@ type Response struct {
 	ID     ID
 	Result json.RawMessage
 	Error  *Error
-	// HTTPStatus, when not zero, is the status a transport with HTTP
-	// semantics answers an error response with. It is not encoded.
-	HTTPStatus int
 }
 
 // Append appends the response's encoding to dst.

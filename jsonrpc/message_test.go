@@ -205,7 +205,7 @@ func TestAppend(t *testing.T) {
 		{"error message escaped", AppendError(nil, IntID(1), NewError(-1, "a\tb\"", nil)), `{"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":"a\tb\""}}`},
 		{"error no id", AppendErrorNoID(nil, NewError(CodeInvalidRequest, "too long", nil)), `{"jsonrpc":"2.0","error":{"code":-32600,"message":"too long"}}`},
 		{"response result", (&Response{ID: IntID(9), Result: json.RawMessage(`{"x":[]}`)}).Append(nil), `{"jsonrpc":"2.0","id":9,"result":{"x":[]}}`},
-		{"response error wins", (&Response{ID: IntID(9), Result: json.RawMessage(`{}`), Error: NewError(-32603, "internal", nil), HTTPStatus: 500}).Append(nil), `{"jsonrpc":"2.0","id":9,"error":{"code":-32603,"message":"internal"}}`},
+		{"response error wins", (&Response{ID: IntID(9), Result: json.RawMessage(`{}`), Error: NewError(-32603, "internal", nil)}).Append(nil), `{"jsonrpc":"2.0","id":9,"error":{"code":-32603,"message":"internal"}}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -60,17 +60,22 @@ func (c *TextContent) MarshalJSON() ([]byte, error) {
 	return c.appendJSON(make([]byte, 0, 32+len(c.Text)))
 }
 
-// appendHeader appends the resultType and _meta members (no braces).
+// appendJSON appends the resultType and _meta members, each followed by
+// a comma (the caller appends at least one member after them).
 func (h *ResultHeader) appendJSON(dst []byte) ([]byte, error) {
-	dst = append(dst, `"resultType":`...)
-	dst = appendString(dst, string(h.ResultType))
+	if h.ResultType != "" {
+		dst = append(dst, `"resultType":`...)
+		dst = appendString(dst, string(h.ResultType))
+		dst = append(dst, ',')
+	}
 	if h.Meta != nil {
 		b, err := h.Meta.MarshalJSON()
 		if err != nil {
 			return dst, err
 		}
-		dst = append(dst, `,"_meta":`...)
+		dst = append(dst, `"_meta":`...)
 		dst = append(dst, b...)
+		dst = append(dst, ',')
 	}
 	return dst, nil
 }
@@ -83,7 +88,7 @@ func (r *CallToolResult) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	dst = append(dst, `,"content":[`...)
+	dst = append(dst, `"content":[`...)
 	for i, c := range r.Content {
 		if i > 0 {
 			dst = append(dst, ',')

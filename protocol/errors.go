@@ -1,6 +1,8 @@
 package protocol
 
 import (
+	"errors"
+
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
@@ -83,8 +85,66 @@ type ResourceNotFoundData struct {
 // MessageResourceNotFound is the message of resource-not-found errors.
 const MessageResourceNotFound = "Resource not found"
 
-// ResourceNotFound returns the -32602 error modern servers answer for an
-// unknown resource URI.
-func ResourceNotFound(uri string) *Error {
-	return jsonrpc.NewError(CodeInvalidParams, MessageResourceNotFound, ResourceNotFoundData{URI: uri})
+// ResourceNotFoundError is the error of an unknown resource URI. On the
+// wire of revision 2026-07-28 it is -32602 with ResourceNotFoundData;
+// revisions up to 2025-11-25 use CodeResourceNotFoundLegacy, which the
+// legacy adapter chooses from the type, not from the message.
+type ResourceNotFoundError struct {
+	URI  string
+	wire *Error
+}
+
+// Error returns the wire error's text.
+func (e *ResourceNotFoundError) Error() string { return e.Wire().Error() }
+
+// Unwrap returns the modern wire error, so errors.As finds an *Error.
+func (e *ResourceNotFoundError) Unwrap() error { return e.Wire() }
+
+// Wire returns the -32602 error modern servers answer.
+func (e *ResourceNotFoundError) Wire() *Error {
+	if e.wire == nil {
+		e.wire = jsonrpc.NewError(CodeInvalidParams, MessageResourceNotFound, ResourceNotFoundData{URI: e.URI})
+	}
+	return e.wire
+}
+
+// ResourceNotFound returns the error of an unknown resource URI.
+func ResourceNotFound(uri string) *ResourceNotFoundError {
+	e := &ResourceNotFoundError{URI: uri}
+	e.Wire()
+	return e
+}
+
+// Conditions a transport may answer differently from other errors of the
+// same JSON-RPC code (over HTTP, with another status). A handler marks an
+// error with one through Mark; transports test for it with errors.Is.
+var (
+	// ErrInvalidMeta: the request's per-request _meta is missing or
+	// malformed (HTTP 400).
+	ErrInvalidMeta = errors.New("invalid request _meta")
+	// ErrUnavailable: no room for the request now (too many streams or
+	// sessions); the client may try again later (HTTP 503, Retry-After).
+	ErrUnavailable = errors.New("temporarily unavailable")
+)
+
+// Mark returns an error that is e on the wire and matches cond with
+// errors.Is.
+func Mark(e *Error, cond error) error { return &marked{wire: e, cond: cond} }
+
+type marked struct {
+	wire *Error
+	cond error
+}
+
+func (m *marked) Error() string   { return m.wire.Error() }
+func (m *marked) Unwrap() []error { return []error{m.wire, m.cond} }
+
+// WireError returns the JSON-RPC error err stands for: the *Error it is or
+// wraps, or an internal error with its text.
+func WireError(err error) *Error {
+	var pe *Error
+	if errors.As(err, &pe) {
+		return pe
+	}
+	return InternalError(err.Error())
 }

@@ -219,6 +219,19 @@ func (m *ResultMeta) Freeze() *ResultMeta {
 	return m
 }
 
+// WithoutServerInfo returns the _meta without ServerInfo, for the shapes
+// of revisions that do not define it: m itself when it has none, nil when
+// nothing else is left.
+func (m *ResultMeta) WithoutServerInfo() *ResultMeta {
+	if m == nil || m.ServerInfo == nil {
+		return m
+	}
+	if m.SubscriptionID == nil && len(m.Extra) == 0 {
+		return nil
+	}
+	return &ResultMeta{SubscriptionID: m.SubscriptionID, Extra: m.Extra}
+}
+
 type resultMetaFields ResultMeta
 
 var resultMetaKeys = map[string]bool{MetaServerInfo: true, MetaSubscriptionID: true}

@@ -45,7 +45,7 @@ func TestContentRoundTrip(t *testing.T) {
 
 func TestEmptyToolResultEncodesContentList(t *testing.T) {
 	b, _ := json.Marshal(&CallToolResult{})
-	if string(b) != `{"resultType":"","content":[]}` {
+	if string(b) != `{"content":[]}` {
 		t.Fatalf("empty result = %s", b)
 	}
 }
@@ -122,7 +122,7 @@ func TestErrorsCarrySpecData(t *testing.T) {
 	if e := MissingCapability(ClientCapabilities{Sampling: &SamplingCapability{}}); e.Code != -32021 || string(e.Data) != `{"requiredCapabilities":{"sampling":{}}}` {
 		t.Fatalf("%d %s", e.Code, e.Data)
 	}
-	if e := ResourceNotFound("a://b"); e.Code != -32602 || string(e.Data) != `{"uri":"a://b"}` {
+	if e := ResourceNotFound("a://b").Wire(); e.Code != -32602 || string(e.Data) != `{"uri":"a://b"}` {
 		t.Fatalf("%d %s", e.Code, e.Data)
 	}
 }

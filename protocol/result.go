@@ -12,7 +12,9 @@ const (
 // ResultHeader holds the members every result carries. Result types embed
 // it; the server fills it before encoding.
 type ResultHeader struct {
-	ResultType ResultType  `json:"resultType"`
+	// ResultType is set on every result of revision 2026-07-28; it is
+	// empty, and left out, in the shapes of earlier revisions.
+	ResultType ResultType  `json:"resultType,omitempty"`
 	Meta       *ResultMeta `json:"_meta,omitempty"`
 }
 

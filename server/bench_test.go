@@ -33,7 +33,7 @@ func BenchmarkHandleToolsCall(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		resp := s.Handle(ctx, msg, nil)
+		resp := handle(s, ctx, msg, nil)
 		out = resp.Append(out[:0])
 	}
 	_ = out
@@ -45,6 +45,6 @@ func BenchmarkHandleToolsList(b *testing.B) {
 	msg := &jsonrpc.Message{ID: jsonrpc.IntID(1), Method: protocol.MethodToolsList, Params: []byte(`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`)}
 	b.ReportAllocs()
 	for b.Loop() {
-		s.Handle(ctx, msg, nil)
+		handle(s, ctx, msg, nil)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
 	"github.com/mcpkit/mcpkit/server"
+	"github.com/mcpkit/mcpkit/transport"
 )
 
 const exampleMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
@@ -17,8 +18,9 @@ func call(s *server.Server, method, params string) string {
 	if err != nil {
 		return err.Error()
 	}
-	resp := s.Handle(context.Background(), msg, nil)
-	return string(resp.Append(nil))
+	ctx := context.Background()
+	res, err := s.Serve(ctx, &transport.Request{Message: msg})
+	return string(transport.Respond(ctx, msg.ID, res, err).Append(nil))
 }
 
 func ExampleAddTool() {

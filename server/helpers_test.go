@@ -8,6 +8,8 @@ import (
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
+	"github.com/mcpkit/mcpkit/transport"
+	"github.com/mcpkit/mcpkit/transport/streamable"
 )
 
 // testMeta is a valid modern _meta with the given client capabilities.
@@ -63,7 +65,22 @@ func do(t *testing.T, s *Server, method string, p json.RawMessage) *jsonrpc.Resp
 func doWith(t *testing.T, ctx context.Context, s *Server, method string, p json.RawMessage, n *collector) *jsonrpc.Response {
 	t.Helper()
 	msg := &jsonrpc.Message{ID: jsonrpc.IntID(7), Method: method, Params: p}
-	return s.Handle(ctx, msg, n)
+	return handle(s, ctx, msg, n)
+}
+
+// status is the HTTP status Streamable HTTP answers a request with.
+func status(t *testing.T, s *Server, method string, p json.RawMessage) int {
+	t.Helper()
+	_, err := s.Serve(context.Background(), &transport.Request{Message: &jsonrpc.Message{ID: jsonrpc.IntID(7), Method: method, Params: p}, Cancel: func() {}})
+	return streamable.Status(err)
+}
+
+// handle serves one request as a transport does and makes its response.
+func handle(s *Server, ctx context.Context, msg *jsonrpc.Message, n transport.Notifier) *jsonrpc.Response {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	res, err := s.Serve(ctx, &transport.Request{Message: msg, Notifier: n, Cancel: cancel})
+	return transport.Respond(ctx, msg.ID, res, err)
 }
 
 // result decodes a successful response's result into a generic map.

@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
 	"sync/atomic"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
+	"github.com/mcpkit/mcpkit/transport"
 )
 
 type listenParams struct {
@@ -46,7 +46,7 @@ func (s *Server) newListen(r *Request) (*listenStream, error) {
 	}
 	if max := s.maxListenStreams(); s.listens.Add(1) > int64(max) {
 		s.listens.Add(-1)
-		return nil, busyError{protocol.InternalError(fmt.Sprintf("server busy: %d subscriptions/listen streams are open, its limit; try again later", max))}
+		return nil, protocol.Mark(protocol.InternalError(fmt.Sprintf("server busy: %d subscriptions/listen streams are open, its limit; try again later", max)), protocol.ErrUnavailable)
 	}
 	l := &listenStream{s: s, r: r, sub: r.ID, ack: s.acknowledge(p.Notifications)}
 	if len(l.ack.ResourceSubscriptions) > 0 {
@@ -137,7 +137,7 @@ func (s *Server) serveListen(ctx context.Context, r *Request) (protocol.Result, 
 		return nil, protocol.InternalError("subscribing to changes: " + err.Error())
 	}
 	if err := l.acknowledge(); err != nil {
-		return nil, errNoResponse
+		return nil, transport.ErrNoResponse
 	}
 	for {
 		select {
@@ -148,85 +148,15 @@ func (s *Server) serveListen(ctx context.Context, r *Request) (protocol.Result, 
 		case e, ok := <-events:
 			if !ok {
 				l.torndown()
-				return nil, errNoResponse
+				return nil, transport.ErrNoResponse
 			}
 			if msg := l.message(e); msg != nil {
 				if err := r.out.send(msg); err != nil {
-					return nil, errNoResponse
+					return nil, transport.ErrNoResponse
 				}
 			}
 		}
 	}
-}
-
-// listenAsync serves subscriptions/listen without a goroutine: the feed's
-// deliveries write the notifications, and end is called once, from another
-// goroutine, when the stream ends.
-func (s *Server) listenAsync(ctx context.Context, r *Request, end func(protocol.Result, error)) {
-	l, err := s.newListen(r)
-	if err != nil {
-		end(nil, err)
-		return
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	var (
-		mu        sync.Mutex // orders deliveries after the acknowledgement
-		ended     bool
-		once      sync.Once
-		stopClose func() bool
-	)
-	finish := func(res protocol.Result, err error) {
-		once.Do(func() {
-			cancel()
-			stopClose()
-			l.release()
-			end(res, err)
-		})
-	}
-	deliver := func(e Event) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		if ended {
-			return false
-		}
-		if e.Kind == SubscriptionLost {
-			ended = true
-			go func() {
-				l.torndown()
-				finish(nil, errNoResponse)
-			}()
-			return false
-		}
-		if msg := l.message(e); msg != nil && r.out.send(msg) != nil {
-			ended = true
-			go finish(nil, errNoResponse)
-			return false
-		}
-		return true
-	}
-	// Everything that finishes the stream waits for mu, which is held
-	// until the acknowledgement is out: the server's close, the feed's
-	// deliveries, the request's end (registered after it).
-	mu.Lock()
-	stopClose = context.AfterFunc(s.closed, func() {
-		mu.Lock() // the acknowledgement is out once this returns
-		mu.Unlock()
-		finish(l.closing(), nil)
-	})
-	if err := s.feed.Subscribe(ctx, deliver); err != nil {
-		ended = true
-		mu.Unlock()
-		finish(nil, protocol.InternalError("subscribing to changes: "+err.Error()))
-		return
-	}
-	if err := l.acknowledge(); err != nil {
-		ended = true
-		mu.Unlock()
-		finish(nil, errNoResponse)
-		return
-	}
-	mu.Unlock()
-	context.AfterFunc(ctx, func() { finish(nil, ctx.Err()) })
 }
 
 // acknowledge returns the part of the filter the server honours: only what

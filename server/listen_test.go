@@ -3,13 +3,14 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
+	"github.com/mcpkit/mcpkit/transport"
 )
 
 // chanNotifier delivers notifications on a channel.
@@ -47,19 +48,8 @@ func listenServer() *Server {
 	return s
 }
 
-// listenAsyncMode makes startListen serve with HandleAsync (no goroutine
-// of the stream's own) rather than Handle; bothModes runs a test each way.
-var listenAsyncMode bool
-
-func bothModes(t *testing.T, test func(t *testing.T)) {
-	for _, async := range []bool{false, true} {
-		t.Run(map[bool]string{false: "Handle", true: "HandleAsync"}[async], func(t *testing.T) {
-			listenAsyncMode = async
-			defer func() { listenAsyncMode = false }()
-			test(t)
-		})
-	}
-}
+// bothModes runs a listen test (the stream used to have two serving modes).
+func bothModes(t *testing.T, test func(t *testing.T)) { test(t) }
 
 func startListen(t *testing.T, ctx context.Context, s *Server, filter string) (chanNotifier, <-chan *jsonrpc.Response) {
 	t.Helper()
@@ -67,19 +57,8 @@ func startListen(t *testing.T, ctx context.Context, s *Server, filter string) (c
 	done := make(chan *jsonrpc.Response, 1)
 	p := json.RawMessage(`{"notifications":` + filter + `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`)
 	msg := &jsonrpc.Message{ID: jsonrpc.StringID("sub-1"), Method: protocol.MethodSubscriptionsListen, Params: p}
-	if listenAsyncMode {
-		var returned atomic.Bool
-		s.HandleAsync(ctx, msg, n, func(r *jsonrpc.Response) {
-			if !returned.Load() {
-				t.Error("HandleAsync answered a live listen stream before returning")
-			}
-			done <- r
-		})
-		returned.Store(true)
-		return n, done
-	}
 	go func() {
-		done <- s.Handle(ctx, msg, n)
+		done <- handle(s, ctx, msg, n)
 	}()
 	return n, done
 }
@@ -199,11 +178,15 @@ func TestListenLimits(t *testing.T) {
 		next(t, n) // acknowledged
 		refused := func(filter string) *jsonrpc.Response {
 			p := json.RawMessage(`{"notifications":` + filter + `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`)
-			return s.Handle(context.Background(), &jsonrpc.Message{ID: jsonrpc.StringID("x"), Method: protocol.MethodSubscriptionsListen, Params: p}, make(chanNotifier, 16))
+			return handle(s, context.Background(), &jsonrpc.Message{ID: jsonrpc.StringID("x"), Method: protocol.MethodSubscriptionsListen, Params: p}, make(chanNotifier, 16))
 		}
 		r := refused(`{"toolsListChanged":true}`)
-		if r == nil || r.Error == nil || r.HTTPStatus != 503 || !strings.Contains(r.Error.Message, "busy") {
+		if r == nil || r.Error == nil || !strings.Contains(r.Error.Message, "busy") {
 			t.Fatalf("a stream over the limit: %+v", r)
+		}
+		p := json.RawMessage(`{"notifications":{"toolsListChanged":true},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`)
+		if _, err := s.Serve(context.Background(), &transport.Request{Message: &jsonrpc.Message{ID: jsonrpc.StringID("y"), Method: protocol.MethodSubscriptionsListen, Params: p}, Notifier: make(chanNotifier, 16), Cancel: func() {}}); !errors.Is(err, protocol.ErrUnavailable) {
+			t.Fatalf("a stream over the limit is not marked unavailable: %v", err)
 		}
 		cancel()
 		<-done

@@ -313,9 +313,8 @@ func TestMRTRCapabilities(t *testing.T) {
 	if string(e.Data) != `{"requiredCapabilities":{"elicitation":{}}}` {
 		t.Errorf("data = %s", e.Data)
 	}
-	r := do(t, s, protocol.MethodToolsCall, params(t, map[string]any{"name": "greet"}, `{}`))
-	if r.HTTPStatus != 400 {
-		t.Errorf("status = %d", r.HTTPStatus)
+	if got := status(t, s, protocol.MethodToolsCall, params(t, map[string]any{"name": "greet"}, `{}`)); got != 400 {
+		t.Errorf("status = %d", got)
 	}
 	// URL-mode elicitation needs elicitation.url.
 	AddTool(s, &protocol.Tool{Name: "url"}, func(ctx context.Context, req *CallRequest, in struct{}) (string, error) {

@@ -33,6 +33,8 @@ type Request struct {
 	out    *requestNotifier
 	input  *inputState // nil where MRTR is not allowed
 
+	closeStream func() // the transport's, or nil
+
 	// Storage for the pointers above, so that a request is one allocation.
 	metaMem  protocol.RequestMeta
 	outMem   requestNotifier
@@ -58,11 +60,12 @@ func PrincipalFrom(ctx context.Context) string {
 	return p
 }
 
-func (s *Server) newRequest(ctx context.Context, msg *jsonrpc.Message, n transport.Notifier) (*Request, error) {
-	r := &Request{ID: msg.ID, Method: msg.Method, server: s, params: msg.Params, Principal: PrincipalFrom(ctx)}
+func (s *Server) newRequest(ctx context.Context, req *transport.Request) (*Request, error) {
+	msg, n := req.Message, req.Notifier
+	r := &Request{ID: msg.ID, Method: msg.Method, server: s, params: msg.Params, Principal: PrincipalFrom(ctx), closeStream: req.CloseStream}
 	if len(msg.Params) > 0 {
 		if firstByte(msg.Params) != '{' {
-			return nil, metaError{protocol.InvalidParams("params must be an object")}
+			return nil, invalidMeta("params must be an object")
 		}
 		raw, err := scanParams(msg.Params)
 		if err != nil {
@@ -72,20 +75,20 @@ func (s *Server) newRequest(ctx context.Context, msg *jsonrpc.Message, n transpo
 	}
 	rawMeta := r.raw.meta
 	if rawMeta == nil {
-		return nil, metaError{protocol.InvalidParams("missing required _meta (" + protocol.MetaProtocolVersion + ", " + protocol.MetaClientCapabilities + ")")}
+		return nil, invalidMeta("missing required _meta (" + protocol.MetaProtocolVersion + ", " + protocol.MetaClientCapabilities + ")")
 	}
 	meta := &r.metaMem
 	if err := meta.UnmarshalJSON(rawMeta); err != nil {
-		return nil, metaError{protocol.InvalidParams("malformed _meta: " + err.Error())}
+		return nil, invalidMeta("malformed _meta: " + err.Error())
 	}
 	if meta.ProtocolVersion == "" {
-		return nil, metaError{protocol.InvalidParams("missing required _meta field " + protocol.MetaProtocolVersion)}
+		return nil, invalidMeta("missing required _meta field " + protocol.MetaProtocolVersion)
 	}
 	if !s.supports(meta.ProtocolVersion) {
 		return nil, protocol.UnsupportedVersion(meta.ProtocolVersion, s.versions)
 	}
 	if meta.ClientCapabilities == nil {
-		return nil, metaError{protocol.InvalidParams("missing required _meta field " + protocol.MetaClientCapabilities)}
+		return nil, invalidMeta("missing required _meta field " + protocol.MetaClientCapabilities)
 	}
 	if meta.LogLevel != "" && meta.LogLevel.Severity() < 0 {
 		return nil, protocol.InvalidParams("invalid log level " + clip(string(meta.LogLevel)))
@@ -196,7 +199,7 @@ func (r *Request) Log(level protocol.LoggingLevel, logger string, data any) erro
 // the rest. Elsewhere — modern streams, where closing means cancelling, and
 // stdio — it does nothing.
 func (r *Request) CloseStream() {
-	if c, ok := r.out.n.(transport.StreamCloser); ok {
-		c.CloseStream()
+	if r.closeStream != nil {
+		r.closeStream()
 	}
 }

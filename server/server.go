@@ -3,8 +3,6 @@ package server
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
-	"errors"
 	"log/slog"
 	"strings"
 	"sync"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
+	"github.com/mcpkit/mcpkit/server/legacy"
 	"github.com/mcpkit/mcpkit/transport"
 )
 
@@ -68,6 +67,12 @@ type Options struct {
 	// Extensions are advertised in the server capabilities' extensions map.
 	Extensions map[string]protocol.Object
 
+	// Legacy configures the legacy era (revisions up to 2025-11-25, the
+	// initialize handshake and sessions), which the server serves beside
+	// the modern era by default; Legacy.Disabled turns it off and
+	// Legacy.ModernDisabled turns the modern era off.
+	Legacy legacy.Options
+
 	// Logger receives the server's own diagnostics (handler panics,
 	// rejected state). The default discards them.
 	Logger *slog.Logger
@@ -87,6 +92,7 @@ type Server struct {
 	listens  atomic.Int64 // open listen streams
 	feed     Feed
 	logger   *slog.Logger
+	front    *legacy.Adapter // serves both eras in front of the core
 
 	mu          sync.RWMutex
 	tools       registry[*toolEntry]
@@ -141,6 +147,11 @@ func New(info protocol.Implementation, opts *Options) *Server {
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
+	lo := s.opts.Legacy
+	if lo.Logger == nil {
+		lo.Logger = s.logger
+	}
+	s.front = legacy.New(s, &lo)
 	return s
 }
 
@@ -157,11 +168,13 @@ func (s *Server) Feed() Feed { return s.feed }
 func (s *Server) Versions() []string { return s.versions }
 
 // Close ends every subscriptions/listen stream with its graceful closing
-// result. Requests still running finish normally. Close is idempotent.
+// result and every legacy session. Requests still running finish
+// normally. Close is idempotent.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.done)
 		s.markClose()
+		s.front.Close()
 	})
 	return nil
 }
@@ -259,155 +272,62 @@ func (s *Server) HasMethod(method string) bool {
 	return ok && s.offers(m.feature)
 }
 
-var _ transport.Handler = (*Server)(nil)
+var (
+	_ transport.Handler = (*Server)(nil)
+	_ legacy.Core       = (*Server)(nil)
+)
 
-// Handle answers one modern-era request. It implements transport.Handler.
-func (s *Server) Handle(ctx context.Context, msg *jsonrpc.Message, n transport.Notifier) *jsonrpc.Response {
-	result, err := s.handle(ctx, msg, n)
-	return s.respond(ctx, msg, result, err)
+// Serve answers one request of either era: modern requests with the core,
+// initialize and the requests of legacy sessions through the legacy
+// adapter (Options.Legacy). It implements transport.Handler.
+func (s *Server) Serve(ctx context.Context, req *transport.Request) (protocol.Result, error) {
+	return s.front.Serve(ctx, req)
 }
 
-// HandleAsync implements transport.AsyncHandler: it serves
-// subscriptions/listen without holding the caller's goroutine, the
-// notifications being written by the change feed's deliveries, and calls
-// done once the stream ends. Other methods are served by Handle before it
-// returns.
-func (s *Server) HandleAsync(ctx context.Context, msg *jsonrpc.Message, n transport.Notifier, done func(*jsonrpc.Response)) {
-	if msg.Method != protocol.MethodSubscriptionsListen {
-		done(s.Handle(ctx, msg, n))
-		return
-	}
-	_, r, err := s.begin(ctx, msg, n)
-	if err != nil {
-		done(s.respond(ctx, msg, nil, err))
-		return
-	}
-	s.listenAsync(ctx, r, func(res protocol.Result, err error) {
-		r.finish()
-		if err == nil {
-			s.fillHeader(res)
-		}
-		done(s.respond(ctx, msg, res, err))
-	})
+// Receive takes the client's notifications and its responses to requests a
+// legacy session sent. It implements transport.Handler.
+func (s *Server) Receive(ctx context.Context, msg *jsonrpc.Message, sess transport.Session) {
+	s.front.Receive(ctx, msg, sess)
 }
 
-// begin looks msg's method up and makes its Request, checking its _meta
-// and that the server offers the method now. The caller finishes r.
-func (s *Server) begin(ctx context.Context, msg *jsonrpc.Message, n transport.Notifier) (methodInfo, *Request, error) {
+// Legacy returns the legacy-era sessions, or nil when Options.Legacy
+// turns the legacy era off. It implements transport.Handler.
+func (s *Server) Legacy() transport.Legacy { return s.front.Legacy() }
+
+// ServeModern answers one request of the modern era, from the request
+// alone: the core. Serve uses it for modern requests, and the legacy
+// adapter for the requests of legacy sessions, rewritten. It implements
+// legacy.Core.
+func (s *Server) ServeModern(ctx context.Context, req *transport.Request) (protocol.Result, error) {
+	msg := req.Message
 	m, ok := lookupMethod(msg.Method)
 	if !ok {
 		if msg.Method == protocol.MethodInitialize {
-			return m, nil, s.initializeRefusal()
+			return nil, s.initializeRefusal()
 		}
-		return m, nil, protocol.MethodNotFound(msg.Method)
+		return nil, protocol.MethodNotFound(msg.Method)
 	}
-	r, err := s.newRequest(ctx, msg, n)
-	if err != nil {
-		return m, nil, err
-	}
-	if !s.offers(m.feature) {
-		r.finish()
-		return m, nil, protocol.MethodNotFound(msg.Method)
-	}
-	return m, r, nil
-}
-
-// respond makes the response to msg from what serving it returned: nil
-// when nothing must be sent (the request was cancelled, a listen stream's
-// client went away).
-func (s *Server) respond(ctx context.Context, msg *jsonrpc.Message, result protocol.Result, err error) *jsonrpc.Response {
-	resp := &jsonrpc.Response{ID: msg.ID}
-	if err != nil {
-		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-			return nil // cancelled: nothing more is sent for it
-		}
-		if errors.Is(err, errNoResponse) {
-			return nil
-		}
-		resp.Error = toWireError(err)
-		resp.HTTPStatus = httpStatus(err, resp.Error)
-		return resp
-	}
-	b, err := encodeResult(result)
-	if err != nil {
-		s.logger.Error("encoding result", "method", msg.Method, "err", err)
-		resp.Error = protocol.InternalError("internal error: result could not be encoded")
-		return resp
-	}
-	resp.Result = b
-	return resp
-}
-
-// encodeResult encodes a result; types that encode themselves by hand are
-// not re-validated.
-func encodeResult(res protocol.Result) ([]byte, error) {
-	if m, ok := res.(json.Marshaler); ok {
-		return m.MarshalJSON()
-	}
-	return json.Marshal(res)
-}
-
-// errNoResponse tells Handle to send nothing (a listen stream whose client
-// went away).
-var errNoResponse = errors.New("no response")
-
-// metaError marks the errors for malformed per-request _meta, which the
-// spec answers with HTTP 400 although their code is the generic -32602.
-type metaError struct{ err *protocol.Error }
-
-func (e metaError) Error() string { return e.err.Error() }
-func (e metaError) Unwrap() error { return e.err }
-
-// busyError marks a refusal for lack of room (too many listen streams),
-// answered with HTTP 503.
-type busyError struct{ err *protocol.Error }
-
-func (e busyError) Error() string { return e.err.Error() }
-func (e busyError) Unwrap() error { return e.err }
-
-func httpStatus(err error, e *protocol.Error) int {
-	var me metaError
-	if errors.As(err, &me) {
-		return 400
-	}
-	var be busyError
-	if errors.As(err, &be) {
-		return 503
-	}
-	switch e.Code {
-	case protocol.CodeMethodNotFound:
-		return 404
-	case protocol.CodeHeaderMismatch, protocol.CodeMissingRequiredClientCapability,
-		protocol.CodeUnsupportedProtocolVersion, protocol.CodeParseError, protocol.CodeInvalidRequest:
-		return 400
-	}
-	return 0
-}
-
-func toWireError(err error) *protocol.Error {
-	var pe *protocol.Error
-	if errors.As(err, &pe) {
-		return pe
-	}
-	return protocol.InternalError(err.Error())
-}
-
-// HandleNotification receives client notifications. The modern era defines
-// none beyond cancellation, which transports handle, so it ignores them.
-func (s *Server) HandleNotification(ctx context.Context, msg *jsonrpc.Message) {}
-
-func (s *Server) handle(ctx context.Context, msg *jsonrpc.Message, n transport.Notifier) (protocol.Result, error) {
-	m, r, err := s.begin(ctx, msg, n)
+	r, err := s.newRequest(ctx, req)
 	if err != nil {
 		return nil, err
 	}
 	defer r.finish()
+	if !s.offers(m.feature) {
+		return nil, protocol.MethodNotFound(msg.Method)
+	}
 	res, err := m.serve(s, ctx, r)
 	if err != nil {
 		return nil, err
 	}
 	s.fillHeader(res)
 	return res, nil
+}
+
+// invalidMeta is the error of a missing or malformed per-request _meta,
+// which the spec answers with HTTP 400 although its code is the generic
+// -32602.
+func invalidMeta(message string) error {
+	return protocol.Mark(protocol.InvalidParams(message), protocol.ErrInvalidMeta)
 }
 
 // initializeRefusal is the answer to initialize when the legacy era is not

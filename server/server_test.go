@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
+	"github.com/mcpkit/mcpkit/server/legacy"
 )
 
 func TestMetaValidation(t *testing.T) {
@@ -36,8 +37,12 @@ func TestMetaValidation(t *testing.T) {
 			}
 			r := do(t, s, protocol.MethodDiscover, p)
 			wantError(t, r, tt.code)
-			if r.HTTPStatus != tt.status {
-				t.Errorf("HTTPStatus = %d, want %d", r.HTTPStatus, tt.status)
+			want := tt.status
+			if want == 0 {
+				want = 200
+			}
+			if got := status(t, s, protocol.MethodDiscover, p); got != want {
+				t.Errorf("HTTP status = %d, want %d", got, want)
 			}
 			if r.ID != jsonrpc.IntID(7) {
 				t.Errorf("id = %s", r.ID.Raw())
@@ -87,13 +92,18 @@ func TestUnknownMethodAndMissingCapability(t *testing.T) {
 	s := newTestServer(nil)
 	r := do(t, s, "nope/nothing", params(t, nil, `{}`))
 	wantError(t, r, protocol.CodeMethodNotFound)
-	if r.HTTPStatus != 404 {
-		t.Errorf("status = %d", r.HTTPStatus)
+	if got := status(t, s, "nope/nothing", params(t, nil, `{}`)); got != 404 {
+		t.Errorf("status = %d", got)
 	}
 	// No tools registered: tools/list is not offered.
 	wantError(t, do(t, s, protocol.MethodToolsList, params(t, nil, `{}`)), protocol.CodeMethodNotFound)
-	// initialize names the versions served.
-	e := wantError(t, do(t, s, protocol.MethodInitialize, json.RawMessage(`{"protocolVersion":"2025-11-25"}`)), protocol.CodeMethodNotFound)
+	// The legacy era is served by default: initialize opens a session.
+	if r := do(t, s, protocol.MethodInitialize, json.RawMessage(`{"protocolVersion":"2025-11-25"}`)); r.Error != nil || !strings.Contains(string(r.Result), `"protocolVersion":"2025-11-25"`) {
+		t.Errorf("initialize on a default server: %+v %s", r.Error, r.Result)
+	}
+	// Without it, initialize is refused naming the versions served.
+	modern := newTestServer(&Options{Legacy: legacy.Options{Disabled: true}})
+	e := wantError(t, do(t, modern, protocol.MethodInitialize, json.RawMessage(`{"protocolVersion":"2025-11-25"}`)), protocol.CodeInvalidRequest)
 	if !strings.Contains(e.Message, "2026-07-28") {
 		t.Errorf("initialize refusal does not name the versions: %s", e.Message)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpkit/mcpkit/protocol"
 	"github.com/mcpkit/mcpkit/server"
 	"github.com/mcpkit/mcpkit/sqlserver"
+	"github.com/mcpkit/mcpkit/transport"
 )
 
 func Example() {
@@ -34,12 +35,12 @@ func Example() {
 	s := server.New(protocol.Implementation{Name: "sql", Version: "1.0.0"}, nil)
 	db.Register(s)
 
-	resp := s.Handle(ctx, &jsonrpc.Message{ID: jsonrpc.IntID(1), Method: "tools/list",
-		Params: json.RawMessage(`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`)}, nil)
-	var list protocol.ListToolsResult
-	if err := json.Unmarshal(resp.Result, &list); err != nil {
+	res, err := s.Serve(ctx, &transport.Request{Message: &jsonrpc.Message{ID: jsonrpc.IntID(1), Method: "tools/list",
+		Params: json.RawMessage(`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`)}})
+	if err != nil {
 		log.Fatal(err)
 	}
+	list := res.(*protocol.ListToolsResult)
 	fmt.Println(db.Dialect())
 	for _, t := range list.Tools {
 		fmt.Println(t.Name)

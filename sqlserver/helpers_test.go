@@ -12,6 +12,7 @@ import (
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
 	"github.com/mcpkit/mcpkit/server"
+	"github.com/mcpkit/mcpkit/transport"
 )
 
 // env is one database under test, on either dialect, seeded with
@@ -131,7 +132,7 @@ func handle(t testing.TB, ctx context.Context, s *server.Server, n *collector, m
 	if n == nil {
 		n = &collector{}
 	}
-	resp := s.Handle(ctx, &jsonrpc.Message{ID: jsonrpc.IntID(1), Method: method, Params: b}, n)
+	resp := serveOne(s, ctx, &jsonrpc.Message{ID: jsonrpc.IntID(1), Method: method, Params: b}, n)
 	if resp == nil {
 		t.Fatalf("%s: no response", method)
 	}
@@ -188,4 +189,12 @@ func waitEvent(t *testing.T, ch <-chan server.Event, within time.Duration, ok fu
 			t.Fatalf("no matching event within %s", within)
 		}
 	}
+}
+
+// serveOne serves one request as a transport does and makes its response.
+func serveOne(s *server.Server, ctx context.Context, msg *jsonrpc.Message, n transport.Notifier) *jsonrpc.Response {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	res, err := s.Serve(ctx, &transport.Request{Message: msg, Notifier: n, Cancel: cancel})
+	return transport.Respond(ctx, msg.ID, res, err)
 }

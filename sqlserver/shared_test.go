@@ -369,7 +369,7 @@ func testCancel(t *testing.T, e *env) {
 		// A cancelled request gets no response; the transport has gone.
 		msg := &jsonrpc.Message{ID: jsonrpc.IntID(1), Method: "tools/call",
 			Params: json.RawMessage(`{"name":"query","arguments":{"sql":` + jsonString(e.slow) + `},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`)}
-		if resp := s.Handle(ctx, msg, &collector{}); resp != nil && resp.Error == nil && !strings.Contains(string(resp.Result), "isError") {
+		if resp := serveOne(s, ctx, msg, &collector{}); resp != nil && resp.Error == nil && !strings.Contains(string(resp.Result), "isError") {
 			t.Errorf("cancelled query answered %s", resp.Result)
 		}
 	}()

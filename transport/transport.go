@@ -2,28 +2,96 @@ package transport
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
 )
 
-// Handler serves MCP messages arriving on a transport. *server.Server is one.
-type Handler interface {
-	// Handle answers one request. Before returning it may send notifications
-	// that belong to the request through n. It returns nil when no response
-	// must be sent, as when ctx was cancelled.
-	Handle(ctx context.Context, req *jsonrpc.Message, n Notifier) *jsonrpc.Response
+// Request is one request a transport hands its Handler.
+type Request struct {
+	// Message is the JSON-RPC request.
+	Message *jsonrpc.Message
+	// Session is the legacy-era session the request belongs to, nil in the
+	// modern era. Serving initialize sets it to the session it opened.
+	Session Session
+	// Notifier sends the messages that belong to the request ahead of its
+	// response (progress, log messages, the legacy era's server-to-client
+	// requests); nil when none can be sent.
+	Notifier Notifier
+	// Cancel cancels the context the request is served with; transports
+	// always set it. A legacy session calls it on notifications/cancelled
+	// and when it ends.
+	Cancel context.CancelFunc
+	// CloseStream, when set, closes the connection carrying the response
+	// while the request goes on: a legacy-era (2025-11-25) SSE response,
+	// which the client resumes with Last-Event-ID. Nil elsewhere.
+	CloseStream func()
+}
 
-	// HandleNotification receives a client notification. Transports handle
-	// notifications/cancelled themselves and do not pass it on.
-	HandleNotification(ctx context.Context, msg *jsonrpc.Message)
+// Handler serves the MCP messages arriving on a transport. Every request of
+// either era goes through Serve; everything else a handler offers is stated
+// by its other methods, so a wrapper that embeds a Handler (see Use) keeps
+// all of it. *server.Server is one.
+type Handler interface {
+	// Serve answers one request with a result or an error. The transport
+	// encodes them and chooses the HTTP status of an error; it sends
+	// nothing when the request's context was cancelled or the error is
+	// ErrNoResponse.
+	Serve(ctx context.Context, req *Request) (protocol.Result, error)
+	// Receive takes a message of the client that is not a request: a
+	// notification, or a response to a request the server sent (legacy
+	// era). sess is the message's legacy session, or nil. Transports handle
+	// the modern era's notifications/cancelled themselves.
+	Receive(ctx context.Context, msg *jsonrpc.Message, sess Session)
+	// ParamHeaders returns the parameters the named tool mirrors into
+	// Mcp-Param-* headers (the x-mcp-header annotation), or nil; the HTTP
+	// transport checks the headers against the body with them.
+	ParamHeaders(tool string) []HeaderParam
+	// Legacy returns the handler's legacy-era sessions, or nil when it
+	// serves the modern era only. Initialize itself comes through Serve.
+	Legacy() Legacy
+}
+
+// ErrNoResponse is returned by Serve for a request that gets no response:
+// a subscriptions/listen stream whose client went away or that the change
+// feed ended.
+var ErrNoResponse = errors.New("transport: no response")
+
+// ServeFunc is the type of Handler.Serve.
+type ServeFunc func(ctx context.Context, req *Request) (protocol.Result, error)
+
+// Middleware wraps the serving of every request, of both eras: it sees the
+// request (req.Session tells the era) and what the handler answered, and
+// may answer itself.
+type Middleware func(next ServeFunc) ServeFunc
+
+// Use returns h with its requests served through the middleware, the first
+// outermost. Everything else h offers (legacy sessions, header parameters,
+// notifications) is kept.
+func Use(h Handler, middleware ...Middleware) Handler {
+	serve := h.Serve
+	for i := len(middleware) - 1; i >= 0; i-- {
+		serve = middleware[i](serve)
+	}
+	return &wrapped{Handler: h, serve: serve}
+}
+
+type wrapped struct {
+	Handler
+	serve ServeFunc
+}
+
+func (w *wrapped) Serve(ctx context.Context, req *Request) (protocol.Result, error) {
+	return w.serve(ctx, req)
 }
 
 // Notifier sends messages that belong to one request (progress, log
 // messages, subscription notifications) ahead of its response.
 type Notifier interface {
-	// Notify sends one encoded JSON-RPC notification. It fails once the
-	// request is finished or its stream is gone.
+	// Notify sends one encoded JSON-RPC message. It fails once the request
+	// is finished or its stream is gone.
 	Notify(msg []byte) error
 }
 
@@ -41,28 +109,9 @@ type HeaderParam struct {
 	Type string   // "string", "integer" or "boolean"
 }
 
-// ParamHeaders is implemented by handlers whose tools mirror parameters into
-// headers, so that the HTTP transport can check the headers against the body.
-type ParamHeaders interface {
-	// ParamHeaders returns the mirrored parameters of the named tool, or nil.
-	ParamHeaders(tool string) []HeaderParam
-}
-
-// ResponseHandler is implemented by handlers that send requests of their own
-// to the client (the legacy era's server-to-client requests) and so need
-// the client's responses.
-type ResponseHandler interface {
-	HandleResponse(ctx context.Context, msg *jsonrpc.Message)
-}
-
-// LegacyHandler is implemented by handlers that also serve the legacy era
-// (revisions up to 2025-11-25): initialize opens a session, and later
-// requests of that client are served within it.
-type LegacyHandler interface {
-	Handler
-	// Initialize answers an initialize request. It opens a session unless
-	// the response is an error, in which case the session is nil.
-	Initialize(ctx context.Context, msg *jsonrpc.Message) (Session, *jsonrpc.Response)
+// Legacy is the legacy era (revisions up to 2025-11-25) of a handler: the
+// sessions initialize opened.
+type Legacy interface {
 	// Session returns the open session with the id.
 	Session(id string) (Session, bool)
 	// Versions returns the legacy revisions served, newest first.
@@ -75,16 +124,6 @@ type Session interface {
 	ID() string
 	// Version is the negotiated protocol revision.
 	Version() string
-	// Handle answers a request of the session. Requests the session sends
-	// to the client (sampling, elicitation, roots) and notifications that
-	// belong to the request go through n; the client's answers come back
-	// through HandleResponse.
-	Handle(ctx context.Context, msg *jsonrpc.Message, n Notifier) *jsonrpc.Response
-	// HandleNotification receives a client notification of the session.
-	HandleNotification(ctx context.Context, msg *jsonrpc.Message)
-	// HandleResponse receives the client's response to a request the
-	// session sent it.
-	HandleResponse(ctx context.Context, msg *jsonrpc.Message)
 	// Next blocks until the session has a message that belongs to no
 	// request (a list change, a resource update), for the standalone stream
 	// (the GET stream on HTTP). It fails when ctx ends or the session closes.
@@ -99,31 +138,32 @@ type Session interface {
 	Attachment(create func() any) any
 }
 
-// AsyncHandler is implemented by handlers that can serve a request without
-// holding the caller's goroutine for its whole life: subscriptions/listen,
-// which lasts as long as its client stays. HandleAsync calls done exactly
-// once with the response (nil when none must be sent), before it returns or
-// later from another goroutine. Until then notifications go to n, possibly
-// from other goroutines (a change feed's publisher): n.Notify must not block.
-type AsyncHandler interface {
-	HandleAsync(ctx context.Context, msg *jsonrpc.Message, n Notifier, done func(*jsonrpc.Response))
+// Respond makes the JSON-RPC response to the request id from what Serve
+// returned: nil when nothing must be sent (ctx cancelled, ErrNoResponse).
+func Respond(ctx context.Context, id jsonrpc.ID, res protocol.Result, err error) *jsonrpc.Response {
+	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) || errors.Is(err, ErrNoResponse) {
+			return nil
+		}
+		return &jsonrpc.Response{ID: id, Error: protocol.WireError(err)}
+	}
+	b, err := EncodeResult(res)
+	if err != nil {
+		return &jsonrpc.Response{ID: id, Error: protocol.InternalError("internal error: the result could not be encoded")}
+	}
+	return &jsonrpc.Response{ID: id, Result: b}
 }
 
-// RequestCanceller is implemented by notifiers whose transport gave the
-// request a context of its own: CancelRequest cancels that context. A
-// handler that must be able to cancel the request itself (a legacy session,
-// on notifications/cancelled or when it ends) uses it rather than deriving
-// another cancellable context per request.
-type RequestCanceller interface {
-	CancelRequest()
-}
-
-// StreamCloser is implemented by notifiers whose stream a handler may close
-// without ending the request: a legacy-era (2025-11-25) SSE response, which
-// the client resumes with Last-Event-ID to receive the rest. Modern streams
-// do not implement it, since closing them cancels the request.
-type StreamCloser interface {
-	CloseStream()
+// EncodeResult encodes a result; types that encode themselves by hand are
+// not re-validated.
+func EncodeResult(res protocol.Result) ([]byte, error) {
+	if res == nil {
+		return []byte("{}"), nil
+	}
+	if m, ok := res.(json.Marshaler); ok {
+		return m.MarshalJSON()
+	}
+	return json.Marshal(res)
 }
 
 // IsModern reports whether a message carries the per-request _meta of a

@@ -15,7 +15,6 @@ import (
 
 	"github.com/mcpkit/mcpkit/protocol"
 	"github.com/mcpkit/mcpkit/server"
-	"github.com/mcpkit/mcpkit/server/legacy"
 	"github.com/mcpkit/mcpkit/sqlserver"
 	"github.com/mcpkit/mcpkit/transport/stdio"
 	"github.com/mcpkit/mcpkit/transport/streamable"
@@ -107,11 +106,9 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	})
 	d.Register(core)
 	defer core.Close()
-	both := legacy.New(core, &legacy.Options{Logger: logger})
-	defer both.Close()
 
 	if *useStdio {
-		if err := stdio.Serve(ctx, both, e.Stdin, e.Stdout, &stdio.Options{Logger: logger}); err != nil && !errors.Is(err, context.Canceled) {
+		if err := stdio.Serve(ctx, core, e.Stdin, e.Stdout, &stdio.Options{Logger: logger}); err != nil && !errors.Is(err, context.Canceled) {
 			fmt.Fprintf(e.Stderr, "mcpkit serve sql: %v\n", err)
 			return exitFailed
 		}
@@ -123,7 +120,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		return exitUnreachable
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", streamable.NewHandler(both, &streamable.Options{Logger: logger, AllowedOrigins: origins}))
+	mux.Handle("/mcp", streamable.NewHandler(core, &streamable.Options{Logger: logger, AllowedOrigins: origins}))
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	fmt.Fprintf(e.Stderr, "mcpkit serve sql: serving %s on http://%s/mcp (Ctrl-C to stop)\n", describeDB(*db, *dsn), ln.Addr())
 	errc := make(chan error, 1)
@@ -134,8 +131,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		return exitFailed
 	case <-ctx.Done():
 	}
-	core.Close() // end listen streams with their closing result first
-	both.Close()
+	core.Close() // end listen streams (closing result) and legacy sessions first
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = hs.Shutdown(sctx)

@@ -22,7 +22,6 @@ import (
 
 	"github.com/mcpkit/mcpkit/conformance/everything"
 	"github.com/mcpkit/mcpkit/server"
-	"github.com/mcpkit/mcpkit/server/legacy"
 	"github.com/mcpkit/mcpkit/transport/stdio"
 	"github.com/mcpkit/mcpkit/transport/streamable"
 )
@@ -41,15 +40,15 @@ func main() {
 }
 
 func run(ctx context.Context, addr string, useStdio bool, logger *slog.Logger) error {
+	// Both eras: the server serves legacy clients (initialize) beside
+	// modern ones by default.
 	srv := everything.New(&server.Options{Logger: logger})
 	defer srv.Close()
-	both := legacy.New(srv, &legacy.Options{Logger: logger})
-	defer both.Close()
 	if useStdio {
-		return stdio.Serve(ctx, both, os.Stdin, os.Stdout, &stdio.Options{Logger: logger})
+		return stdio.Serve(ctx, srv, os.Stdin, os.Stdout, &stdio.Options{Logger: logger})
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", streamable.NewHandler(both, &streamable.Options{Logger: logger}))
+	mux.Handle("/mcp", streamable.NewHandler(srv, &streamable.Options{Logger: logger}))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
@@ -63,8 +62,7 @@ func run(ctx context.Context, addr string, useStdio bool, logger *slog.Logger) e
 		return err
 	case <-ctx.Done():
 	}
-	srv.Close() // end listen streams gracefully first
-	both.Close()
+	srv.Close() // end listen streams gracefully, and legacy sessions, first
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -10,11 +10,28 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpkit/mcpkit/feed"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
-	"github.com/mcpkit/mcpkit/server"
 	"github.com/mcpkit/mcpkit/transport"
 )
+
+// Core is the modern-era server the adapter runs the requests of legacy
+// sessions on, rewritten: *server.Server is one.
+type Core interface {
+	// ServeModern answers one request of the modern era.
+	ServeModern(ctx context.Context, req *transport.Request) (protocol.Result, error)
+	// Info, Instructions and Capabilities make the initialize result.
+	Info() protocol.Implementation
+	Instructions() string
+	Capabilities() protocol.ServerCapabilities
+	// Versions returns the modern revisions served, newest first.
+	Versions() []string
+	// ParamHeaders returns a tool's x-mcp-header parameters.
+	ParamHeaders(tool string) []transport.HeaderParam
+	// Feed is the change feed sessions' notifications come from.
+	Feed() feed.Feed
+}
 
 // Options configure an Adapter. The zero value serves every legacy revision.
 type Options struct {
@@ -53,9 +70,10 @@ type Options struct {
 }
 
 // Adapter serves both eras in front of a core server. It implements
-// transport.Handler (modern requests) and transport.LegacyHandler.
+// transport.Handler; server.New makes one for every Server, so that a
+// Server serves both eras by itself.
 type Adapter struct {
-	core   *server.Server
+	core   Core
 	opts   Options
 	store  SessionStore
 	logger *slog.Logger
@@ -65,30 +83,19 @@ type Adapter struct {
 	closed   bool
 
 	stop     context.CancelFunc
-	done     chan struct{}
+	bg       sync.WaitGroup // the background goroutines
 	startBG  sync.Once
 	closeOne sync.Once
-
-	// completeHeads are how the core's complete results begin when their
-	// _meta is the server's alone (see legacyResult).
-	completeHeads [][]byte
 }
 
 var (
-	_ transport.Handler       = (*Adapter)(nil)
-	_ transport.LegacyHandler = (*Adapter)(nil)
-	_ transport.ParamHeaders  = (*Adapter)(nil)
+	_ transport.Handler = (*Adapter)(nil)
+	_ transport.Legacy  = (*Adapter)(nil)
 )
 
 // New returns an Adapter serving core in both eras.
-func New(core *server.Server, opts *Options) *Adapter {
-	a := &Adapter{core: core, sessions: map[string]*Session{}, done: make(chan struct{})}
-	info := core.Info()
-	if meta, err := (&protocol.ResultMeta{ServerInfo: &info}).MarshalJSON(); err == nil {
-		head := append([]byte(`{"resultType":"complete","_meta":`), meta...)
-		a.completeHeads = append(a.completeHeads, append(head, ','))
-	}
-	a.completeHeads = append(a.completeHeads, []byte(`{"resultType":"complete",`))
+func New(core Core, opts *Options) *Adapter {
+	a := &Adapter{core: core, sessions: map[string]*Session{}}
 	if opts != nil {
 		a.opts = *opts
 	}
@@ -121,38 +128,55 @@ func New(core *server.Server, opts *Options) *Adapter {
 	return a
 }
 
-// Core returns the core server.
-func (a *Adapter) Core() *server.Server { return a.core }
-
-// Handle serves a modern request with the core. It implements
-// transport.Handler.
-func (a *Adapter) Handle(ctx context.Context, msg *jsonrpc.Message, n transport.Notifier) *jsonrpc.Response {
-	if msg.Method == protocol.MethodInitialize && a.opts.Disabled {
-		return a.refuseInitialize(msg)
+// Serve answers a request of either era: initialize (which opens a
+// session and sets req.Session) and the requests of a session through the
+// session, modern requests with the core. It implements transport.Handler.
+func (a *Adapter) Serve(ctx context.Context, req *transport.Request) (protocol.Result, error) {
+	msg := req.Message
+	if req.Session != nil {
+		s, ok := req.Session.(*Session)
+		if !ok || s.a != a {
+			return nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "the session is not one of this server's", nil)
+		}
+		return s.serve(ctx, req)
+	}
+	if msg.Method == protocol.MethodInitialize && !transport.IsModern(msg) {
+		return a.initialize(ctx, req)
 	}
 	if a.opts.ModernDisabled {
-		return &jsonrpc.Response{ID: msg.ID, HTTPStatus: 400, Error: jsonrpc.NewError(protocol.CodeInvalidRequest,
-			"this server serves the initialize handshake only (protocol versions "+strings.Join(a.opts.Versions, ", ")+"); send initialize first", nil)}
+		return nil, jsonrpc.NewError(protocol.CodeInvalidRequest,
+			"this server serves the initialize handshake only (protocol versions "+strings.Join(a.opts.Versions, ", ")+"); send initialize first", nil)
 	}
-	return a.core.Handle(ctx, msg, n)
+	return a.core.ServeModern(ctx, req)
 }
 
-// HandleAsync serves a modern request with the core's HandleAsync. It
-// implements transport.AsyncHandler.
-func (a *Adapter) HandleAsync(ctx context.Context, msg *jsonrpc.Message, n transport.Notifier, done func(*jsonrpc.Response)) {
-	if (msg.Method == protocol.MethodInitialize && a.opts.Disabled) || a.opts.ModernDisabled {
-		done(a.Handle(ctx, msg, n))
+// Receive takes a session's notifications and its responses to the
+// requests the session sent. The modern era defines no client
+// notification beyond cancellation, which transports handle. It
+// implements transport.Handler.
+func (a *Adapter) Receive(ctx context.Context, msg *jsonrpc.Message, sess transport.Session) {
+	s, ok := sess.(*Session)
+	if !ok || s.a != a {
 		return
 	}
-	a.core.HandleAsync(ctx, msg, n, done)
+	if msg.IsResponse() {
+		s.handleResponse(msg)
+		return
+	}
+	s.handleNotification(msg)
 }
 
-// HandleNotification passes modern notifications to the core.
-func (a *Adapter) HandleNotification(ctx context.Context, msg *jsonrpc.Message) {
-	a.core.HandleNotification(ctx, msg)
+// Legacy returns the adapter, or nil when the legacy era is off. It
+// implements transport.Handler.
+func (a *Adapter) Legacy() transport.Legacy {
+	if a.opts.Disabled || len(a.opts.Versions) == 0 {
+		return nil
+	}
+	return a
 }
 
-// ParamHeaders returns the core's x-mcp-header parameters of a tool.
+// ParamHeaders returns the core's x-mcp-header parameters of a tool. It
+// implements transport.Handler.
 func (a *Adapter) ParamHeaders(tool string) []transport.HeaderParam { return a.core.ParamHeaders(tool) }
 
 // Versions returns the legacy revisions served (none when disabled).
@@ -163,11 +187,11 @@ func (a *Adapter) Versions() []string {
 	return a.opts.Versions
 }
 
-func (a *Adapter) refuseInitialize(msg *jsonrpc.Message) *jsonrpc.Response {
+func (a *Adapter) refuseInitialize() error {
 	vs := a.core.Versions()
-	return &jsonrpc.Response{ID: msg.ID, HTTPStatus: 400, Error: jsonrpc.NewError(protocol.CodeInvalidRequest,
+	return jsonrpc.NewError(protocol.CodeInvalidRequest,
 		"this server does not serve the initialize handshake; it serves protocol versions "+strings.Join(vs, ", ")+" with per-request _meta",
-		map[string][]string{"supported": vs})}
+		map[string][]string{"supported": vs})
 }
 
 type initializeParams struct {
@@ -177,26 +201,28 @@ type initializeParams struct {
 }
 
 type initializeResult struct {
+	protocol.ResultHeader
 	ProtocolVersion string                      `json:"protocolVersion"`
 	Capabilities    protocol.ServerCapabilities `json:"capabilities"`
 	ServerInfo      protocol.Implementation     `json:"serverInfo"`
 	Instructions    string                      `json:"instructions,omitempty"`
 }
 
-// Initialize answers initialize with version negotiation and opens a
-// session. It implements transport.LegacyHandler.
-func (a *Adapter) Initialize(ctx context.Context, msg *jsonrpc.Message) (transport.Session, *jsonrpc.Response) {
-	if a.opts.Disabled || len(a.opts.Versions) == 0 {
-		return nil, a.refuseInitialize(msg)
+// initialize answers initialize with version negotiation and opens a
+// session, which it sets as req.Session.
+func (a *Adapter) initialize(ctx context.Context, req *transport.Request) (protocol.Result, error) {
+	if a.Legacy() == nil {
+		return nil, a.refuseInitialize()
 	}
+	msg := req.Message
 	var p initializeParams
 	if len(msg.Params) > 0 {
 		if err := json.Unmarshal(msg.Params, &p); err != nil {
-			return nil, errorResponse(msg.ID, protocol.InvalidParams("invalid initialize params: "+err.Error()))
+			return nil, protocol.InvalidParams("invalid initialize params: " + err.Error())
 		}
 	}
 	if p.ProtocolVersion == "" {
-		return nil, errorResponse(msg.ID, protocol.InvalidParams("initialize needs a protocolVersion"))
+		return nil, protocol.InvalidParams("initialize needs a protocolVersion")
 	}
 	version := a.opts.Versions[0]
 	for _, v := range a.opts.Versions {
@@ -210,20 +236,12 @@ func (a *Adapter) Initialize(ctx context.Context, msg *jsonrpc.Message) (transpo
 	}
 	s := a.newSession(version, caps, p.ClientInfo)
 	if err := a.add(s); err != nil {
-		resp := errorResponse(msg.ID, err)
-		if err == errTooManySessions {
-			resp.HTTPStatus = 503
-		}
-		return nil, resp
+		return nil, err
 	}
 	s.save()
 	a.startBG.Do(a.background)
-	res := initializeResult{ProtocolVersion: version, Capabilities: a.legacyCapabilities(), ServerInfo: a.core.Info(), Instructions: a.core.Instructions()}
-	b, err := json.Marshal(res)
-	if err != nil {
-		return nil, errorResponse(msg.ID, protocol.InternalError(err.Error()))
-	}
-	return s, &jsonrpc.Response{ID: msg.ID, Result: b}
+	req.Session = s
+	return &initializeResult{ProtocolVersion: version, Capabilities: a.legacyCapabilities(), ServerInfo: a.core.Info(), Instructions: a.core.Instructions()}, nil
 }
 
 // legacyCapabilities are the core's capabilities as a legacy client reads
@@ -277,8 +295,8 @@ func (a *Adapter) Sessions() int {
 }
 
 // errTooManySessions refuses a session when MaxSessions are open and none
-// can make room; over HTTP it is a 503.
-var errTooManySessions = jsonrpc.NewError(protocol.CodeInternalError, "too many open sessions; try again later", nil)
+// can make room; over HTTP it is a 503 with Retry-After.
+var errTooManySessions = protocol.Mark(protocol.InternalError("too many open sessions; try again later"), protocol.ErrUnavailable)
 
 func (a *Adapter) add(s *Session) error {
 	for attempt := 0; ; attempt++ {
@@ -354,59 +372,114 @@ func (a *Adapter) Close() error {
 		}
 		if stop != nil {
 			stop()
-			<-a.done
 		}
+		a.bg.Wait()
 	})
 	return nil
 }
 
 // background subscribes to the core's change feed, before the first
 // session's initialize is answered so that no change after it is missed,
-// and starts the goroutine that fans the feed out to sessions and expires
-// idle ones. Close stops it.
+// and starts the two goroutines that fan the feed out to sessions and
+// expire idle ones. Close stops them.
 func (a *Adapter) background() {
 	ctx, cancel := context.WithCancel(context.Background())
 	a.mu.Lock()
 	if a.closed {
 		a.mu.Unlock()
 		cancel()
-		close(a.done)
 		return
 	}
 	a.stop = cancel
+	a.bg.Add(2)
 	a.mu.Unlock()
-	events, err := server.FeedEvents(ctx, a.core.Feed(), feedBuffer)
+	events, err := feed.Events(ctx, a.core.Feed(), feedBuffer)
 	go func() {
-		defer close(a.done)
-		a.run(ctx, events, err)
+		defer a.bg.Done()
+		a.sweep(ctx)
+	}()
+	go func() {
+		defer a.bg.Done()
+		a.follow(ctx, events, err)
 	}()
 }
 
-// run delivers the feed's events from the subscription background made,
-// subscribing again whenever the feed drops it.
-func (a *Adapter) run(ctx context.Context, events <-chan server.Event, err error) {
-	sweep := time.NewTicker(sweepInterval(a.opts.IdleTimeout))
-	defer sweep.Stop()
+// sweep expires idle sessions until ctx ends, whatever the feed does.
+func (a *Adapter) sweep(ctx context.Context) {
+	t := time.NewTicker(sweepInterval(a.opts.IdleTimeout))
+	defer t.Stop()
 	for {
-		if err != nil {
-			a.logger.Error("subscribing to the change feed", "err", err)
+		select {
+		case <-ctx.Done():
 			return
+		case now := <-t.C:
+			a.expire(now)
 		}
-	loop:
-		for {
+	}
+}
+
+// follow delivers the feed's events from the subscription background
+// made. When the feed drops the subscription (it fell behind, the broker
+// went away) or refuses one, it subscribes again, waiting longer after
+// each failure (up to maxBackoff); once subscribed again it tells every
+// session that anything may have changed meanwhile.
+func (a *Adapter) follow(ctx context.Context, events <-chan feed.Event, err error) {
+	backoff := minBackoff
+	lost := false
+	for {
+		if err == nil {
+			if lost {
+				a.resync()
+				lost = false
+			}
+			for e := range events {
+				a.deliver(e)
+				backoff = minBackoff
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			a.logger.Warn("the change feed ended the sessions' subscription; subscribing again")
+		} else {
+			a.logger.Error("subscribing to the change feed", "err", err, "retry", backoff)
+			t := time.NewTimer(backoff)
 			select {
 			case <-ctx.Done():
+				t.Stop()
 				return
-			case now := <-sweep.C:
-				a.expire(now)
-			case e, ok := <-events:
-				if !ok {
-					break loop // dropped by the feed: subscribe again
-				}
-				a.deliver(e)
+			case <-t.C:
 			}
+			backoff = min(2*backoff, maxBackoff)
 		}
-		events, err = server.FeedEvents(ctx, a.core.Feed(), feedBuffer)
+		lost = true
+		events, err = feed.Events(ctx, a.core.Feed(), feedBuffer)
+	}
+}
+
+// Waits between attempts to subscribe to the change feed again.
+const (
+	minBackoff = 100 * time.Millisecond
+	maxBackoff = 30 * time.Second
+)
+
+// resync tells every session that changes may have been missed while the
+// feed's subscription was lost: every list may have changed, and so may
+// every resource it subscribed to.
+func (a *Adapter) resync() {
+	for _, k := range []feed.EventKind{feed.ToolsListChanged, feed.PromptsListChanged, feed.ResourcesListChanged} {
+		a.deliver(feed.Event{Kind: k})
+	}
+	a.mu.Lock()
+	sessions := make([]*Session, 0, len(a.sessions))
+	for _, s := range a.sessions {
+		sessions = append(sessions, s)
+	}
+	a.mu.Unlock()
+	for _, s := range sessions {
+		for _, uri := range s.subscriptions() {
+			b, _ := json.Marshal(protocol.ResourceUpdatedParams{URI: uri})
+			s.enqueue(jsonrpc.AppendNotification(nil, protocol.NotificationResourceUpdated, b))
+		}
 	}
 }
 
@@ -441,16 +514,16 @@ func (a *Adapter) expire(now time.Time) {
 }
 
 // deliver queues a change notification on every session it concerns.
-func (a *Adapter) deliver(e server.Event) {
+func (a *Adapter) deliver(e feed.Event) {
 	var msg []byte
 	switch e.Kind {
-	case server.ToolsListChanged:
+	case feed.ToolsListChanged:
 		msg = jsonrpc.AppendNotification(nil, protocol.NotificationToolListChanged, nil)
-	case server.PromptsListChanged:
+	case feed.PromptsListChanged:
 		msg = jsonrpc.AppendNotification(nil, protocol.NotificationPromptListChanged, nil)
-	case server.ResourcesListChanged:
+	case feed.ResourcesListChanged:
 		msg = jsonrpc.AppendNotification(nil, protocol.NotificationResourceListChanged, nil)
-	case server.ResourceUpdated:
+	case feed.ResourceUpdated:
 		b, _ := json.Marshal(protocol.ResourceUpdatedParams{URI: e.URI})
 		msg = jsonrpc.AppendNotification(nil, protocol.NotificationResourceUpdated, b)
 	default:
@@ -463,7 +536,7 @@ func (a *Adapter) deliver(e server.Event) {
 	}
 	a.mu.Unlock()
 	for _, s := range sessions {
-		if e.Kind == server.ResourceUpdated && !s.subscribed(e.URI) {
+		if e.Kind == feed.ResourceUpdated && !s.subscribed(e.URI) {
 			continue
 		}
 		s.enqueue(msg)
@@ -479,12 +552,4 @@ func newSessionID() string {
 		out = append(out, hex[c>>4], hex[c&15])
 	}
 	return string(out)
-}
-
-func errorResponse(id jsonrpc.ID, err error) *jsonrpc.Response {
-	e, ok := err.(*jsonrpc.Error)
-	if !ok {
-		e = protocol.InternalError(err.Error())
-	}
-	return &jsonrpc.Response{ID: id, Error: e}
 }

@@ -1,4 +1,4 @@
-package legacy
+package legacy_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
 	"github.com/mcpkit/mcpkit/server"
+	"github.com/mcpkit/mcpkit/server/legacy"
 )
 
 // BenchmarkSessionToolsCall measures a legacy tools/call of an echo tool
@@ -20,7 +21,7 @@ func BenchmarkSessionToolsCall(b *testing.B) {
 	server.AddTool(core, &protocol.Tool{Name: "echo", Description: "echo"}, func(ctx context.Context, req *server.CallRequest, in echoArgs) (string, error) {
 		return in.Text, nil
 	})
-	a := New(core, nil)
+	a := legacy.New(core, nil)
 	defer a.Close()
 	sess, _ := a.Initialize(context.Background(), &jsonrpc.Message{ID: jsonrpc.IntID(1), Method: protocol.MethodInitialize,
 		Params: json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}`)})

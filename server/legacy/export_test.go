@@ -1,5 +1,12 @@
 package legacy
 
+import (
+	"context"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/transport"
+)
+
 // QueueLen returns how many messages s holds for its standalone stream, so
 // that tests can wait for the change feed without consuming the queue.
 func QueueLen(s *Session) int {
@@ -16,4 +23,59 @@ func LastQueued(s *Session) string {
 		return ""
 	}
 	return string(s.queue[len(s.queue)-1])
+}
+
+// Subscribed reports whether s subscribed to uri.
+func Subscribed(s *Session, uri string) bool { return s.subscribed(uri) }
+
+// TestSession is a session with the calls a transport makes on its behalf.
+type TestSession interface {
+	transport.Session
+	Handle(ctx context.Context, msg *jsonrpc.Message, n transport.Notifier) *jsonrpc.Response
+	HandleNotification(ctx context.Context, msg *jsonrpc.Message)
+	HandleResponse(ctx context.Context, msg *jsonrpc.Message)
+}
+
+// serveAs serves req as a transport does and makes the response.
+func serveAs(ctx context.Context, h transport.Handler, req *transport.Request) *jsonrpc.Response {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	req.Cancel = cancel
+	res, err := h.Serve(ctx, req)
+	return transport.Respond(ctx, req.Message.ID, res, err)
+}
+
+// Handle serves a request of the session.
+func (s *Session) Handle(ctx context.Context, msg *jsonrpc.Message, n transport.Notifier) *jsonrpc.Response {
+	return serveAs(ctx, s.a, &transport.Request{Message: msg, Session: s, Notifier: n})
+}
+
+// HandleNotification passes a notification of the session.
+func (s *Session) HandleNotification(ctx context.Context, msg *jsonrpc.Message) {
+	s.a.Receive(ctx, msg, s)
+}
+
+// HandleResponse passes a response of the session's client.
+func (s *Session) HandleResponse(ctx context.Context, msg *jsonrpc.Message) { s.a.Receive(ctx, msg, s) }
+
+// Handle serves a request that belongs to no session.
+func (a *Adapter) Handle(ctx context.Context, msg *jsonrpc.Message, n transport.Notifier) *jsonrpc.Response {
+	return serveAs(ctx, a, &transport.Request{Message: msg, Notifier: n})
+}
+
+// Initialize serves initialize, returning the session it opened (nil when
+// none) and the response.
+func (a *Adapter) Initialize(ctx context.Context, msg *jsonrpc.Message) (TestSession, *jsonrpc.Response) {
+	req := &transport.Request{Message: msg}
+	resp := serveAs(ctx, a, req)
+	if req.Session == nil {
+		return nil, resp
+	}
+	return req.Session.(*Session), resp
+}
+
+// InitializeErr serves initialize and returns its error.
+func (a *Adapter) InitializeErr(ctx context.Context, msg *jsonrpc.Message) error {
+	_, err := a.Serve(ctx, &transport.Request{Message: msg, Cancel: func() {}})
+	return err
 }

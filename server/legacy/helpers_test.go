@@ -320,3 +320,11 @@ func errorCode(t testing.TB, r *jsonrpc.Response) int64 {
 func newBare() *server.Server { return server.New(tinyInfo, nil) }
 
 var errBroken = errors.New("stream gone")
+
+// Handle serves a modern request with the core, as a transport does.
+func (c *tiny) Handle(ctx context.Context, msg *jsonrpc.Message, n transport.Notifier) *jsonrpc.Response {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	res, err := c.Server.ServeModern(ctx, &transport.Request{Message: msg, Notifier: n, Cancel: cancel})
+	return transport.Respond(ctx, msg.ID, res, err)
+}

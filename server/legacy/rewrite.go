@@ -1,9 +1,9 @@
 package legacy
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -16,8 +16,9 @@ import (
 
 // serveCore turns a legacy request into a modern one, runs it on the core
 // (answering input_required rounds with real requests to the client) and
-// maps the result back to the legacy shape.
-func (s *Session) serveCore(ctx context.Context, msg *jsonrpc.Message, n transport.Notifier) (*jsonrpc.Response, error) {
+// maps the typed result or error to the legacy shapes.
+func (s *Session) serveCore(ctx context.Context, req *transport.Request) (protocol.Result, error) {
+	msg := req.Message
 	params, err := s.modernParams(msg.Params)
 	if err != nil {
 		return nil, err
@@ -29,44 +30,43 @@ func (s *Session) serveCore(ctx context.Context, msg *jsonrpc.Message, n transpo
 		if answers != nil || state != "" {
 			p = withInput(params, answers, state)
 		}
-		resp := s.a.core.Handle(ctx, &jsonrpc.Message{ID: msg.ID, Method: msg.Method, Params: p}, n)
-		if resp == nil {
-			return nil, ctx.Err()
+		res, err := s.a.core.ServeModern(ctx, &transport.Request{
+			Message:     &jsonrpc.Message{ID: msg.ID, Method: msg.Method, Params: p},
+			Notifier:    req.Notifier,
+			Cancel:      req.Cancel,
+			CloseStream: req.CloseStream,
+		})
+		if err != nil {
+			return nil, legacyError(err)
 		}
-		if resp.Error != nil {
-			return &jsonrpc.Response{ID: msg.ID, Error: legacyError(msg.Method, resp.Error)}, nil
-		}
-		if res, inputRequired := s.a.legacyResult(resp.Result); !inputRequired {
-			return &jsonrpc.Response{ID: msg.ID, Result: res}, nil
+		ir, inputRequired := res.(*protocol.InputRequiredResult)
+		if !inputRequired {
+			return legacyResult(res), nil
 		}
 		if round >= s.a.opts.MaxRounds {
 			return nil, protocol.InternalError(fmt.Sprintf("%s needed more than %d rounds of client input", msg.Method, s.a.opts.MaxRounds))
 		}
-		var raw struct {
-			InputRequests map[string]struct {
-				Method string          `json:"method"`
-				Params json.RawMessage `json:"params"`
-			} `json:"inputRequests"`
-			RequestState string `json:"requestState"`
-		}
-		if err := json.Unmarshal(resp.Result, &raw); err != nil {
-			return nil, protocol.InternalError("reading input_required result: " + err.Error())
-		}
-		keys := make([]string, 0, len(raw.InputRequests))
-		for k := range raw.InputRequests {
+		keys := make([]string, 0, len(ir.InputRequests))
+		for k := range ir.InputRequests {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
 		got := make(map[string]json.RawMessage, len(keys))
 		for _, k := range keys {
-			req := raw.InputRequests[k]
-			res, err := s.ask(ctx, n, req.Method, req.Params)
+			in := ir.InputRequests[k]
+			var params json.RawMessage
+			if in.Params != nil {
+				if params, err = json.Marshal(in.Params); err != nil {
+					return nil, protocol.InternalError("encoding " + in.Method + ": " + err.Error())
+				}
+			}
+			res, err := s.ask(ctx, req.Notifier, in.Method, params)
 			if err != nil {
 				return nil, err
 			}
 			got[k] = res
 		}
-		answers, state = got, raw.RequestState
+		answers, state = got, ir.RequestState
 	}
 }
 
@@ -200,78 +200,72 @@ func appendQuoted(dst, s []byte) []byte {
 
 func quote(s string) []byte { return appendQuoted(nil, []byte(s)) }
 
-// legacyResult removes the members revision 2026-07-28 added to results
-// (resultType, the cache hints, serverInfo in _meta), in the same pass
-// telling whether the result is input_required (an MRTR round, which is
-// not answered as it is). res is the core's and may be reused.
-func (a *Adapter) legacyResult(res []byte) (out []byte, inputRequired bool) {
-	// The usual case: the core's encoders put the header first, and a
-	// complete result whose _meta is the server's info alone (or that has
-	// no _meta) begins with one of completeHeads. When the rest names none
-	// of the other members to remove, it is the legacy result as it is.
-	for _, head := range a.completeHeads {
-		if !bytes.HasPrefix(res, head) {
-			continue
-		}
-		rest := res[len(head)-1:]
-		if bytes.Contains(rest, []byte(`"ttlMs"`)) || bytes.Contains(rest, []byte(`"cacheScope"`)) ||
-			bytes.Contains(rest, []byte(protocol.MetaServerInfo)) {
-			continue
-		}
-		rest[0] = '{'
-		return rest, false
+// legacyResult maps a complete result of the core to the shape of the
+// legacy revisions: without resultType, the cache hints and serverInfo in
+// _meta, members revision 2026-07-28 added. res is the core's, made for
+// this request, and is changed in place.
+func legacyResult(res protocol.Result) protocol.Result {
+	h := res.Header()
+	h.ResultType = ""
+	h.Meta = h.Meta.WithoutServerInfo()
+	switch r := res.(type) {
+	case *protocol.ListToolsResult:
+		return &toolList{ResultHeader: *h, Tools: r.Tools, NextCursor: r.NextCursor}
+	case *protocol.ListResourcesResult:
+		return &resourceList{ResultHeader: *h, Resources: r.Resources, NextCursor: r.NextCursor}
+	case *protocol.ListResourceTemplatesResult:
+		return &templateList{ResultHeader: *h, ResourceTemplates: r.ResourceTemplates, NextCursor: r.NextCursor}
+	case *protocol.ListPromptsResult:
+		return &promptList{ResultHeader: *h, Prompts: r.Prompts, NextCursor: r.NextCursor}
+	case *protocol.ReadResourceResult:
+		return &readResult{ResultHeader: *h, Contents: r.Contents}
 	}
-	return legacyResultSlow(res)
+	return res
 }
 
-// legacyResultSlow is legacyResult for any result: member by member.
-func legacyResultSlow(res []byte) (out []byte, inputRequired bool) {
-	out = make([]byte, 0, len(res))
-	out = append(out, '{')
-	_ = jsonrpc.RawMembers(res, func(key, value []byte) bool {
-		switch string(key) {
-		case "resultType":
-			inputRequired = string(value) == `"`+string(protocol.ResultInputRequired)+`"`
-			return true
-		case "ttlMs", "cacheScope":
-			return true
-		case "_meta":
-			if m := stripServerInfo(value); m != nil {
-				out = appendMember(out, key, m)
-			}
-			return true
-		}
-		out = appendMember(out, key, value)
-		return true
-	})
-	return append(out, '}'), inputRequired
-}
-
-func stripServerInfo(meta []byte) []byte {
-	out := []byte{'{'}
-	_ = jsonrpc.RawMembers(meta, func(key, value []byte) bool {
-		if string(key) != protocol.MetaServerInfo {
-			out = appendMember(out, key, value)
-		}
-		return true
-	})
-	if len(out) == 1 {
-		return nil
+// The legacy shapes of the cacheable results: the same members without
+// ttlMs and cacheScope.
+type (
+	toolList struct {
+		protocol.ResultHeader
+		Tools      []*protocol.Tool `json:"tools"`
+		NextCursor string           `json:"nextCursor,omitempty"`
 	}
-	return append(out, '}')
-}
+	resourceList struct {
+		protocol.ResultHeader
+		Resources  []*protocol.Resource `json:"resources"`
+		NextCursor string               `json:"nextCursor,omitempty"`
+	}
+	templateList struct {
+		protocol.ResultHeader
+		ResourceTemplates []*protocol.ResourceTemplate `json:"resourceTemplates"`
+		NextCursor        string                       `json:"nextCursor,omitempty"`
+	}
+	promptList struct {
+		protocol.ResultHeader
+		Prompts    []*protocol.Prompt `json:"prompts"`
+		NextCursor string             `json:"nextCursor,omitempty"`
+	}
+	readResult struct {
+		protocol.ResultHeader
+		Contents []*protocol.ResourceContents `json:"contents"`
+	}
+)
 
 // legacyError maps the core's errors to the codes the legacy revisions
-// define.
-func legacyError(method string, e *jsonrpc.Error) *jsonrpc.Error {
-	switch {
-	case method == protocol.MethodResourcesRead && e.Code == protocol.CodeInvalidParams && e.Message == protocol.MessageResourceNotFound:
-		return &jsonrpc.Error{Code: protocol.CodeResourceNotFoundLegacy, Message: e.Message, Data: e.Data}
-	case e.Code == protocol.CodeMissingRequiredClientCapability:
+// define, by their type.
+func legacyError(err error) error {
+	var nf *protocol.ResourceNotFoundError
+	if errors.As(err, &nf) {
+		w := nf.Wire()
+		return &jsonrpc.Error{Code: protocol.CodeResourceNotFoundLegacy, Message: w.Message, Data: w.Data}
+	}
+	var e *jsonrpc.Error
+	if errors.As(err, &e) && e.Code == protocol.CodeMissingRequiredClientCapability {
 		// Not a legacy code: the request is invalid for this client.
 		return &jsonrpc.Error{Code: protocol.CodeInvalidRequest, Message: e.Message, Data: e.Data}
 	}
-	return e
+	return err
 }
 
 // metaMembers returns the encoded per-request _meta members the session

@@ -31,7 +31,7 @@ type Session struct {
 	initialized bool
 	logLevel    protocol.LoggingLevel
 	subs        map[string]bool
-	inflight    map[jsonrpc.ID]transport.RequestCanceller
+	inflight    map[jsonrpc.ID]context.CancelFunc
 	pending     map[jsonrpc.ID]chan *jsonrpc.Message
 	queue       [][]byte
 	wake        chan struct{} // closed and replaced when the queue grows
@@ -64,7 +64,7 @@ var _ transport.Session = (*Session)(nil)
 func (a *Adapter) newSession(version string, caps *protocol.ClientCapabilities, info *protocol.Implementation) *Session {
 	s := &Session{
 		a: a, id: newSessionID(), version: version, caps: caps, info: info,
-		subs: map[string]bool{}, inflight: map[jsonrpc.ID]transport.RequestCanceller{},
+		subs: map[string]bool{}, inflight: map[jsonrpc.ID]context.CancelFunc{},
 		pending: map[jsonrpc.ID]chan *jsonrpc.Message{},
 		wake:    make(chan struct{}), done: make(chan struct{}),
 	}
@@ -108,8 +108,8 @@ func (s *Session) end(forget bool) {
 		return
 	}
 	s.closed = true
-	for _, c := range s.inflight {
-		c.CancelRequest()
+	for _, cancel := range s.inflight {
+		cancel()
 	}
 	s.queue = nil
 	close(s.done)
@@ -178,9 +178,20 @@ func (s *Session) Next(ctx context.Context) ([]byte, error) {
 	}
 }
 
-// HandleNotification receives notifications/initialized,
+// subscriptions returns the URIs the session subscribed to.
+func (s *Session) subscriptions() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	uris := make([]string, 0, len(s.subs))
+	for u := range s.subs {
+		uris = append(uris, u)
+	}
+	return uris
+}
+
+// handleNotification receives notifications/initialized,
 // notifications/cancelled and the client's other notifications.
-func (s *Session) HandleNotification(ctx context.Context, msg *jsonrpc.Message) {
+func (s *Session) handleNotification(msg *jsonrpc.Message) {
 	s.touch()
 	switch msg.Method {
 	case protocol.MethodNotificationInitialized:
@@ -197,13 +208,13 @@ func (s *Session) HandleNotification(ctx context.Context, msg *jsonrpc.Message) 
 		cancel := s.inflight[p.RequestID]
 		s.mu.Unlock()
 		if cancel != nil {
-			cancel.CancelRequest()
+			cancel()
 		}
 	}
 }
 
-// HandleResponse routes the client's answer to the request awaiting it.
-func (s *Session) HandleResponse(ctx context.Context, msg *jsonrpc.Message) {
+// handleResponse routes the client's answer to the request awaiting it.
+func (s *Session) handleResponse(msg *jsonrpc.Message) {
 	s.touch()
 	s.mu.Lock()
 	ch := s.pending[msg.ID]
@@ -214,29 +225,22 @@ func (s *Session) HandleResponse(ctx context.Context, msg *jsonrpc.Message) {
 	}
 }
 
-// cancelFunc is a context.CancelFunc as a transport.RequestCanceller.
-type cancelFunc context.CancelFunc
-
-func (f cancelFunc) CancelRequest() { f() }
-
-// Handle answers a request of the session.
-func (s *Session) Handle(ctx context.Context, msg *jsonrpc.Message, n transport.Notifier) *jsonrpc.Response {
+// serve answers a request of the session.
+func (s *Session) serve(ctx context.Context, req *transport.Request) (protocol.Result, error) {
 	s.touch()
 	s.used.Store(true)
+	msg := req.Message
 	// The session cancels its requests (notifications/cancelled, its
-	// end). When the transport already gave the request a cancellable
-	// context of its own, that one is used.
-	cancel, ok := n.(transport.RequestCanceller)
-	if !ok {
-		var stop context.CancelFunc
-		ctx, stop = context.WithCancel(ctx)
-		defer stop()
-		cancel = cancelFunc(stop)
+	// end) with the transport's cancel.
+	cancel := req.Cancel
+	if cancel == nil {
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
 	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return errorResponse(msg.ID, jsonrpc.NewError(protocol.CodeInvalidRequest, "session closed", nil))
+		return nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "session closed", nil)
 	}
 	s.inflight[msg.ID] = cancel
 	s.mu.Unlock()
@@ -246,22 +250,20 @@ func (s *Session) Handle(ctx context.Context, msg *jsonrpc.Message, n transport.
 		s.mu.Unlock()
 		s.touch()
 	}()
-	res, err := s.handle(ctx, msg, n)
+	res, err := s.handle(ctx, req)
 	if ctx.Err() != nil {
-		return nil // cancelled: nothing is sent for it
+		return nil, ctx.Err() // cancelled: nothing is sent for it
 	}
-	if err != nil {
-		return errorResponse(msg.ID, err)
-	}
-	return res
+	return res, err
 }
 
-func (s *Session) handle(ctx context.Context, msg *jsonrpc.Message, n transport.Notifier) (*jsonrpc.Response, error) {
+func (s *Session) handle(ctx context.Context, req *transport.Request) (protocol.Result, error) {
+	msg := req.Message
 	switch msg.Method {
 	case protocol.MethodInitialize:
 		return nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "the session is already initialized", nil)
 	case protocol.MethodPing:
-		return &jsonrpc.Response{ID: msg.ID, Result: json.RawMessage("{}")}, nil
+		return &protocol.EmptyResult{}, nil
 	case protocol.MethodLoggingSetLevel:
 		var p struct {
 			Level protocol.LoggingLevel `json:"level"`
@@ -273,7 +275,7 @@ func (s *Session) handle(ctx context.Context, msg *jsonrpc.Message, n transport.
 		s.logLevel = p.Level
 		s.mu.Unlock()
 		s.save()
-		return &jsonrpc.Response{ID: msg.ID, Result: json.RawMessage("{}")}, nil
+		return &protocol.EmptyResult{}, nil
 	case protocol.MethodResourcesSubscribe, protocol.MethodResourcesUnsubscribe:
 		var p struct {
 			URI string `json:"uri"`
@@ -289,11 +291,11 @@ func (s *Session) handle(ctx context.Context, msg *jsonrpc.Message, n transport.
 		}
 		s.mu.Unlock()
 		s.save()
-		return &jsonrpc.Response{ID: msg.ID, Result: json.RawMessage("{}")}, nil
+		return &protocol.EmptyResult{}, nil
 	case protocol.MethodToolsList, protocol.MethodToolsCall, protocol.MethodResourcesList,
 		protocol.MethodResourceTemplatesList, protocol.MethodResourcesRead,
 		protocol.MethodPromptsList, protocol.MethodPromptsGet, protocol.MethodComplete:
-		return s.serveCore(ctx, msg, n)
+		return s.serveCore(ctx, req)
 	}
 	return nil, protocol.MethodNotFound(msg.Method)
 }

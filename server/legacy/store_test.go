@@ -1,4 +1,4 @@
-package legacy
+package legacy_test
 
 import (
 	"context"
@@ -8,16 +8,18 @@ import (
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
 	"github.com/mcpkit/mcpkit/server"
+	"github.com/mcpkit/mcpkit/server/legacy"
+	"github.com/mcpkit/mcpkit/transport/streamable"
 )
 
 // TestSharedStoreAcrossReplicas opens a session on one replica and serves
 // it on another that shares the store.
 func TestSharedStoreAcrossReplicas(t *testing.T) {
-	store := NewMemoryStore()
-	newReplica := func() *Adapter {
+	store := legacy.NewMemoryStore()
+	newReplica := func() *legacy.Adapter {
 		core := server.New(protocol.Implementation{Name: "r", Version: "1"}, nil)
 		core.AddResource(&protocol.Resource{URI: "test://a", Name: "a"}, server.TextResource("text/plain", "A"))
-		a := New(core, &Options{Store: store})
+		a := legacy.New(core, &legacy.Options{Store: store})
 		t.Cleanup(func() { a.Close() })
 		return a
 	}
@@ -29,7 +31,7 @@ func TestSharedStoreAcrossReplicas(t *testing.T) {
 		t.Fatalf("initialize: %+v", resp)
 	}
 	sess.HandleNotification(context.Background(), &jsonrpc.Message{Method: protocol.MethodNotificationInitialized})
-	ls := sess.(*Session)
+	ls := sess.(*legacy.Session)
 	if r := ls.Handle(context.Background(), &jsonrpc.Message{ID: jsonrpc.IntID(2), Method: protocol.MethodResourcesSubscribe, Params: json.RawMessage(`{"uri":"test://a"}`)}, nil); r.Error != nil {
 		t.Fatalf("subscribe: %+v", r.Error)
 	}
@@ -41,9 +43,9 @@ func TestSharedStoreAcrossReplicas(t *testing.T) {
 	if other.Version() != "2025-06-18" {
 		t.Fatalf("version on b = %s", other.Version())
 	}
-	ob := other.(*Session)
-	if !ob.subscribed("test://a") || ob.ClientCapabilities().Elicitation == nil {
-		t.Fatalf("restored session lost state: %+v", ob.record())
+	ob := other.(*legacy.Session)
+	if !legacy.Subscribed(ob, "test://a") || ob.ClientCapabilities().Elicitation == nil {
+		t.Fatalf("restored session lost state: %+v", ob)
 	}
 	r := ob.Handle(context.Background(), &jsonrpc.Message{ID: jsonrpc.IntID(3), Method: protocol.MethodResourcesRead, Params: json.RawMessage(`{"uri":"test://a"}`)}, nil)
 	if r.Error != nil || string(r.Result) != `{"contents":[{"uri":"test://a","mimeType":"text/plain","text":"A"}]}` {
@@ -70,16 +72,16 @@ func TestEraOptions(t *testing.T) {
 		Params: json.RawMessage(`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`)}
 	init := &jsonrpc.Message{ID: jsonrpc.IntID(2), Method: protocol.MethodInitialize, Params: json.RawMessage(`{"protocolVersion":"2025-11-25"}`)}
 
-	legacyOff := New(core, &Options{Disabled: true})
+	legacyOff := legacy.New(core, &legacy.Options{Disabled: true})
 	defer legacyOff.Close()
-	if s, r := legacyOff.Initialize(context.Background(), init); s != nil || r.Error == nil || r.HTTPStatus != 400 {
+	if s, r := legacyOff.Initialize(context.Background(), init); s != nil || r.Error == nil || streamable.Status(legacyOff.InitializeErr(context.Background(), init)) != 400 {
 		t.Fatalf("initialize with legacy off: %v %+v", s, r)
 	}
 	if r := legacyOff.Handle(context.Background(), discover, nil); r.Error != nil {
 		t.Fatalf("discover with legacy off: %+v", r.Error)
 	}
 
-	modernOff := New(core, &Options{ModernDisabled: true})
+	modernOff := legacy.New(core, &legacy.Options{ModernDisabled: true})
 	defer modernOff.Close()
 	if r := modernOff.Handle(context.Background(), discover, nil); r.Error == nil || r.Error.Code != protocol.CodeInvalidRequest {
 		t.Fatalf("discover with modern off: %+v", r)

@@ -13,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/transporttest"
 	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/protocol"
 	"github.com/mcpkit/mcpkit/transport"
 	"github.com/mcpkit/mcpkit/transport/stdio"
 )
@@ -198,27 +200,30 @@ func (s *stub) on(method string, f func(ctx context.Context, req *jsonrpc.Messag
 	s.methods[method] = f
 }
 
-func (s *stub) Handle(ctx context.Context, req *jsonrpc.Message, n transport.Notifier) *jsonrpc.Response {
+func (s *stub) Serve(ctx context.Context, r *transport.Request) (protocol.Result, error) {
+	req := r.Message
 	s.mu.Lock()
 	f := s.methods[req.Method]
 	s.mu.Unlock()
 	if f != nil {
-		return f(ctx, req, n)
+		return transporttest.Serve(f(ctx, req, r.Notifier))
 	}
-	return result(req, map[string]string{"method": req.Method})
+	return transporttest.Serve(result(req, map[string]string{"method": req.Method}))
 }
 
-func (s *stub) HandleNotification(ctx context.Context, msg *jsonrpc.Message) {
+func (s *stub) Receive(ctx context.Context, msg *jsonrpc.Message, sess transport.Session) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if msg.IsResponse() {
+		s.responses = append(s.responses, string(msg.ID.Raw()))
+		return
+	}
 	s.notes = append(s.notes, msg.Method)
 }
 
-func (s *stub) HandleResponse(ctx context.Context, msg *jsonrpc.Message) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.responses = append(s.responses, string(msg.ID.Raw()))
-}
+func (s *stub) ParamHeaders(string) []transport.HeaderParam { return nil }
+
+func (s *stub) Legacy() transport.Legacy { return nil }
 
 func (s *stub) notifications() []string {
 	s.mu.Lock()

@@ -31,6 +31,16 @@ type Options struct {
 	// of input before they are cancelled; 0 means 2 seconds.
 	// subscriptions/listen streams are ended at once.
 	ShutdownGrace time.Duration
+	// MaxConcurrent bounds the requests handled at once; 0 means 64.
+	// Further requests wait for a turn, in no particular order, while the
+	// input goes on being read (a cancellation, or the client's answer to
+	// a request the server sent, is never stuck behind them).
+	// subscriptions/listen streams do not count.
+	MaxConcurrent int
+	// MaxPending bounds the requests read and not yet answered; 0 means
+	// 4,096. A request beyond it is answered at once with a -32603 "server
+	// busy" error.
+	MaxPending int
 	// Logger receives transport diagnostics (write it to stderr, never to
 	// stdout); the default discards them.
 	Logger *slog.Logger
@@ -38,8 +48,16 @@ type Options struct {
 
 // Serve reads messages from in and answers them on out until in reaches end
 // of input or ctx is done. It returns nil at end of input, ctx.Err() when
-// ctx ends first, and a write or read error otherwise. Every request it
-// started has finished when it returns.
+// ctx ends first, and a write or read error otherwise. Every request read
+// gets an answer (a result, or an error once the input has ended and the
+// grace period is over), subscriptions/listen streams excepted, which end
+// without one.
+//
+// Each request is served on a goroutine of its own, at most MaxConcurrent
+// at once. When Serve returns, every goroutine it started has ended: when
+// ctx ends while the reader is blocked in in.Read, Serve interrupts the read
+// through SetReadDeadline where in has it (os.Stdin on a pipe, net.Conn);
+// with another reader, its goroutine ends when that Read returns.
 func Serve(ctx context.Context, h transport.Handler, in io.Reader, out io.Writer, opts *Options) error {
 	c := newConn(h, out, opts)
 	return c.run(ctx, in)
@@ -47,6 +65,7 @@ func Serve(ctx context.Context, h transport.Handler, in io.Reader, out io.Writer
 
 type conn struct {
 	h      transport.Handler
+	legacy transport.Legacy // nil when h serves the modern era only
 	opts   Options
 	logger *slog.Logger
 
@@ -56,43 +75,28 @@ type conn struct {
 	w       *bufio.Writer
 	werr    error
 
+	sem chan struct{} // a token per request being handled
+
 	mu       sync.Mutex
 	inflight map[jsonrpc.ID]*call
-	wg       sync.WaitGroup // requests being served
+	calls    sync.WaitGroup // requests being served
 	closing  bool           // set by shutdown: no request starts after it
-
-	// Requests are served by a few workers (poolSize) from a FIFO queue,
-	// so that cheap requests run on warm goroutines rather than one each.
-	// A handler that blocks (I/O, waiting for the client) must not hold up
-	// the queue: when queued requests see no progress for stallAfter, more
-	// workers start, and those beyond the pool end after extraIdle without
-	// a request. subscriptions/listen streams, which last, get a goroutine
-	// of their own outside the pool. Workers end when quit is closed.
-	queue      chan *call
-	nworkers   atomic.Int32  // running workers
-	taken      atomic.Uint64 // requests taken from the queue so far
-	stallArmed atomic.Bool
-	stallSeen  atomic.Uint64 // taken when the stall timer was armed
-	stall      *time.Timer
-	quit       chan struct{}
-	workers    sync.WaitGroup
 
 	// The legacy session of this process, once a client sent initialize
 	// (when h serves the legacy era). It lives until the end of input.
-	legacy   transport.LegacyHandler
 	session  transport.Session
 	pumpDone chan struct{} // closed when the session's stream pump ends
 }
 
 type call struct {
-	c         *conn
-	ctx       context.Context
-	cancel    context.CancelFunc
-	msg       *jsonrpc.Message
-	inSession bool
-	listen    bool
-	mu        sync.Mutex
-	done      bool // cancelled or answered: nothing more is written
+	c      *conn
+	ctx    context.Context
+	cancel context.CancelFunc
+	msg    *jsonrpc.Message
+	sess   transport.Session // the request's legacy session, or nil
+	listen bool
+	mu     sync.Mutex
+	done   bool // cancelled or answered: nothing more is written
 }
 
 // Notify writes a notification for the call until it is answered or
@@ -106,16 +110,8 @@ func (cl *call) Notify(b []byte) error {
 	return cl.c.write(b)
 }
 
-// CancelRequest cancels the call's context; it is the call's
-// transport.RequestCanceller.
-func (cl *call) CancelRequest() { cl.cancel() }
-
 func newConn(h transport.Handler, out io.Writer, opts *Options) *conn {
-	c := &conn{h: h, w: bufio.NewWriterSize(out, 64<<10), inflight: map[jsonrpc.ID]*call{},
-		queue: make(chan *call, queueSize), quit: make(chan struct{})}
-	c.stall = time.AfterFunc(time.Hour, c.checkStall)
-	c.stall.Stop()
-	c.legacy, _ = h.(transport.LegacyHandler)
+	c := &conn{h: h, legacy: h.Legacy(), w: bufio.NewWriterSize(out, 64<<10), inflight: map[jsonrpc.ID]*call{}}
 	if opts != nil {
 		c.opts = *opts
 	}
@@ -125,6 +121,13 @@ func newConn(h transport.Handler, out io.Writer, opts *Options) *conn {
 	if c.opts.ShutdownGrace <= 0 {
 		c.opts.ShutdownGrace = 2 * time.Second
 	}
+	if c.opts.MaxConcurrent <= 0 {
+		c.opts.MaxConcurrent = 64
+	}
+	if c.opts.MaxPending <= 0 {
+		c.opts.MaxPending = 4096
+	}
+	c.sem = make(chan struct{}, c.opts.MaxConcurrent)
 	c.logger = c.opts.Logger
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
@@ -151,20 +154,21 @@ func (c *conn) run(ctx context.Context, in io.Reader) error {
 		err = ctx.Err()
 	}
 	c.shutdown(cancelAll)
-	c.stall.Stop()
-	close(c.quit)
-	c.workers.Wait()
-	// The reader goroutine ends at end of input; when ctx ended first it
-	// may still be blocked in a read the caller must unblock by closing in.
 	if errors.Is(err, io.EOF) {
 		err = nil
 	}
 	if werr := c.writeErr(); err == nil && werr != nil {
 		err = werr
 	}
-	if err == nil || !errors.Is(err, ctx.Err()) {
-		<-readerDone
+	if err != nil && errors.Is(err, ctx.Err()) {
+		// The reader may be blocked in a read: interrupt it where the
+		// reader allows, else leave it to end with that read.
+		d, ok := in.(interface{ SetReadDeadline(time.Time) error })
+		if !ok || d.SetReadDeadline(time.Now()) != nil {
+			return err
+		}
 	}
+	<-readerDone
 	return err
 }
 
@@ -241,34 +245,24 @@ func (c *conn) dispatch(ctx context.Context, msg *jsonrpc.Message, err error) {
 		c.write(jsonrpc.AppendError(nil, id, err.(*jsonrpc.Error)))
 		return
 	}
+	// A message of the modern era belongs to no session.
 	sess := c.currentSession()
+	if sess != nil && transport.IsModern(msg) {
+		sess = nil
+	}
 	switch {
 	case msg.IsRequest():
-		if msg.Method == protocol.MethodInitialize && c.legacy != nil && sess == nil && !transport.IsModern(msg) {
+		if msg.Method == protocol.MethodInitialize && c.legacy != nil && c.currentSession() == nil && !transport.IsModern(msg) {
 			c.initialize(ctx, msg)
 			return
 		}
-		c.start(ctx, msg, sess != nil && !transport.IsModern(msg))
-	case msg.IsNotification():
-		if msg.Method == protocol.NotificationCancelled {
-			c.cancel(msg.Params)
-			return
-		}
-		if sess != nil && !transport.IsModern(msg) {
-			sess.HandleNotification(ctx, msg)
-			return
-		}
-		c.h.HandleNotification(ctx, msg)
+		c.start(ctx, msg, sess)
+	case msg.IsNotification() && msg.Method == protocol.NotificationCancelled:
+		// Requests of both eras are registered here as they are read, so
+		// a cancellation that follows its request at once finds it.
+		c.cancel(msg.Params)
 	default:
-		if sess != nil {
-			sess.HandleResponse(ctx, msg)
-			return
-		}
-		if rh, ok := c.h.(transport.ResponseHandler); ok {
-			rh.HandleResponse(ctx, msg)
-			return
-		}
-		c.logger.Debug("ignoring response from client", "id", msg.ID.String())
+		c.h.Receive(ctx, msg, sess)
 	}
 }
 
@@ -278,11 +272,16 @@ func (c *conn) currentSession() transport.Session {
 	return c.session
 }
 
-// initialize opens the process's legacy session and starts delivering its
-// standalone messages (list changes, resource updates) to the output.
+// initialize answers initialize on the reader's goroutine, so that the
+// requests after it belong to the session it opens, and starts delivering
+// the session's standalone messages (list changes, resource updates).
 func (c *conn) initialize(ctx context.Context, msg *jsonrpc.Message) {
-	sess, resp := c.legacy.Initialize(ctx, msg)
-	if sess != nil {
+	ictx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	req := &transport.Request{Message: msg, Cancel: cancel}
+	res, err := c.h.Serve(ictx, req)
+	resp := transport.Respond(ictx, msg.ID, res, err)
+	if sess := req.Session; sess != nil {
 		done := make(chan struct{})
 		c.mu.Lock()
 		if c.closing {
@@ -293,26 +292,30 @@ func (c *conn) initialize(ctx context.Context, msg *jsonrpc.Message) {
 		}
 		c.session, c.pumpDone = sess, done
 		c.mu.Unlock()
+		if resp != nil {
+			c.write(resp.Append(nil))
+		}
 		go func() {
 			defer close(done)
 			for {
 				m, err := sess.Next(ctx)
-				if err != nil {
-					return
-				}
-				if c.write(m) != nil {
+				if err != nil || c.write(m) != nil {
 					return
 				}
 			}
 		}()
+		return
 	}
-	c.write(resp.Append(nil))
+	if resp != nil {
+		c.write(resp.Append(nil))
+	}
 }
 
-func (c *conn) start(ctx context.Context, msg *jsonrpc.Message, inSession bool) {
+// start registers a request and serves it on a goroutine of its own.
+func (c *conn) start(ctx context.Context, msg *jsonrpc.Message, sess transport.Session) {
 	cctx, cancel := context.WithCancel(ctx)
-	cl := &call{c: c, ctx: cctx, cancel: cancel, msg: msg, inSession: inSession,
-		listen: msg.Method == protocol.MethodSubscriptionsListen}
+	cl := &call{c: c, ctx: cctx, cancel: cancel, msg: msg, sess: sess,
+		listen: sess == nil && msg.Method == protocol.MethodSubscriptionsListen}
 	c.mu.Lock()
 	if c.closing {
 		c.mu.Unlock()
@@ -325,148 +328,31 @@ func (c *conn) start(ctx context.Context, msg *jsonrpc.Message, inSession bool) 
 		c.write(jsonrpc.AppendError(nil, msg.ID, jsonrpc.NewError(protocol.CodeInvalidRequest, "invalid request: id "+msg.ID.String()+" is already in use", nil)))
 		return
 	}
-	c.inflight[msg.ID] = cl
-	c.wg.Add(1)
-	c.mu.Unlock()
-	if cl.listen {
-		// A listen stream lasts: it is not one of the workers.
-		c.workers.Add(1)
-		go func() {
-			defer c.workers.Done()
-			c.serve(cl)
-		}()
-		return
-	}
-	if c.nworkers.Load() < poolSize {
-		c.spawn(cl)
-		return
-	}
-	select {
-	case c.queue <- cl:
-		c.armStall()
-	default:
-		// The queue is full: this request gets a worker of its own.
-		c.spawn(cl)
-	}
-}
-
-// Scheduling parameters (see conn.queue).
-const (
-	poolSize   = 4
-	queueSize  = 1024
-	stallAfter = 10 * time.Millisecond
-)
-
-// spawn starts a worker serving first (when not nil) and then the queue.
-func (c *conn) spawn(first *call) {
-	c.nworkers.Add(1)
-	c.workers.Add(1)
-	go c.worker(first)
-}
-
-// armStall makes sure the stall check runs while requests are queued.
-func (c *conn) armStall() {
-	if c.stallArmed.Load() || !c.stallArmed.CompareAndSwap(false, true) {
-		return
-	}
-	c.stallSeen.Store(c.taken.Load())
-	c.stall.Reset(stallAfter)
-}
-
-// checkStall runs every stallAfter while requests are queued. When none
-// was taken from the queue for a whole period, every worker is blocked in
-// a handler: as many more start as there are queued requests (at most
-// poolSize per period).
-func (c *conn) checkStall() {
-	c.mu.Lock()
-	closing := c.closing
-	c.mu.Unlock()
-	if closing {
-		return // shutdown serves what is queued
-	}
-	queued := len(c.queue)
-	if queued == 0 {
-		c.stallArmed.Store(false)
-		if len(c.queue) > 0 {
-			c.armStall() // queued after the check above
-		}
-		return
-	}
-	taken := c.taken.Load()
-	if taken == c.stallSeen.Load() {
-		c.mu.Lock()
-		if !c.closing {
-			for range min(queued, poolSize) {
-				c.spawn(nil)
-			}
-		}
+	if len(c.inflight) >= c.opts.MaxPending {
 		c.mu.Unlock()
+		cancel()
+		c.write(jsonrpc.AppendError(nil, msg.ID, jsonrpc.NewError(protocol.CodeInternalError,
+			"server busy: "+strconv.Itoa(c.opts.MaxPending)+" requests are waiting for an answer; try again later", nil)))
+		return
 	}
-	c.stallSeen.Store(taken)
-	c.stall.Reset(stallAfter)
+	c.inflight[msg.ID] = cl
+	c.calls.Add(1)
+	c.mu.Unlock()
+	go c.serve(cl)
 }
 
-// A worker beyond the pool ends after extraIdle without a request; one of
-// the pool after workerIdle.
-const (
-	extraIdle  = 100 * time.Millisecond
-	workerIdle = 30 * time.Second
-)
-
-// worker serves first (unless nil), then requests from the queue, until it
-// has been idle long enough (see extraIdle; the timer is not reset per
-// request, so the idle time is counted in whole periods) or the connection
-// shuts down.
-func (c *conn) worker(first *call) {
-	defer c.workers.Done()
-	if first != nil {
-		c.serve(first)
-	}
-	tick := time.NewTimer(extraIdle)
-	defer tick.Stop()
-	busy, idle := false, time.Duration(0)
-	for {
-		select {
-		case cl := <-c.queue:
-			c.taken.Add(1)
-			c.serve(cl)
-			busy = true
-		case <-tick.C:
-			if busy {
-				busy, idle = false, 0
-			} else {
-				idle += extraIdle
-				if (c.nworkers.Load() > poolSize || idle >= workerIdle) && c.retire() {
-					return
-				}
-			}
-			tick.Reset(extraIdle)
-		case <-c.quit:
-			c.nworkers.Add(-1)
-			return
-		}
-	}
-}
-
-// retire counts an idle worker out, unless requests are queued for it.
-func (c *conn) retire() bool {
-	c.nworkers.Add(-1)
-	if len(c.queue) > 0 {
-		c.nworkers.Add(1)
-		return false
-	}
-	return true
-}
-
-// serve handles one call and writes its response, unless it was cancelled.
+// serve handles one call, once it has a turn (listen streams need none),
+// and writes its response unless it was cancelled.
 func (c *conn) serve(cl *call) {
-	defer c.wg.Done()
+	defer c.calls.Done()
 	defer cl.cancel()
 	var resp *jsonrpc.Response
-	if cl.inSession {
-		resp = c.currentSession().Handle(cl.ctx, cl.msg, cl)
-	} else {
-		resp = c.h.Handle(cl.ctx, cl.msg, cl)
+	if c.turn(cl) {
+		res, err := c.h.Serve(cl.ctx, &transport.Request{Message: cl.msg, Session: cl.sess, Notifier: cl, Cancel: cl.cancel})
+		if !cl.listen {
+			<-c.sem
+		}
+		resp = transport.Respond(cl.ctx, cl.msg.ID, res, err)
 	}
 	c.mu.Lock()
 	delete(c.inflight, cl.msg.ID)
@@ -491,6 +377,20 @@ func (c *conn) serve(cl *call) {
 	if cap(b) <= maxPooledResponse {
 		*bp = b
 		respBufs.Put(bp)
+	}
+}
+
+// turn waits for one of the MaxConcurrent tokens; false when the call
+// was cancelled first.
+func (c *conn) turn(cl *call) bool {
+	if cl.listen {
+		return true
+	}
+	select {
+	case c.sem <- struct{}{}:
+		return true
+	case <-cl.ctx.Done():
+		return false
 	}
 }
 
@@ -539,7 +439,7 @@ func (c *conn) shutdown(cancelAll context.CancelFunc) {
 	c.mu.Unlock()
 	finished := make(chan struct{})
 	go func() {
-		c.wg.Wait()
+		c.calls.Wait()
 		close(finished)
 	}()
 	t := time.NewTimer(c.opts.ShutdownGrace)

@@ -11,10 +11,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/protocol"
 	"github.com/mcpkit/mcpkit/transport"
 	"github.com/mcpkit/mcpkit/transport/stdio"
 )
@@ -577,19 +579,31 @@ func TestServeContextCancelIdle(t *testing.T) {
 	}
 }
 
-func TestServeClientResponseWithoutResponseHandler(t *testing.T) {
+// TestServeWrappedHandler: a handler wrapped with middleware keeps every
+// message kind: requests pass the middleware, client responses and
+// notifications still reach the handler.
+func TestServeWrappedHandler(t *testing.T) {
 	checkLeaks(t)
-	var h transport.Handler = struct{ transport.Handler }{newStub()}
-	if _, ok := h.(transport.ResponseHandler); ok {
-		t.Fatal("the wrapper should hide HandleResponse")
-	}
-	in := strings.NewReader(`{"jsonrpc":"2.0","id":"srv-1","result":{}}` + "\n" + request("1", "ping") + "\n")
+	st := newStub()
+	var seen atomic.Int32
+	h := transport.Use(st, func(next transport.ServeFunc) transport.ServeFunc {
+		return func(ctx context.Context, req *transport.Request) (protocol.Result, error) {
+			seen.Add(1)
+			return next(ctx, req)
+		}
+	})
+	in := strings.NewReader(`{"jsonrpc":"2.0","id":"srv-1","result":{}}` + "\n" + request("1", "ping") + "\n" + `{"jsonrpc":"2.0","method":"notifications/x"}` + "\n")
 	var out bytes.Buffer
 	if err := stdio.Serve(context.Background(), h, in, &out, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := out.String(), `{"jsonrpc":"2.0","id":1,"result":{"method":"ping"}}`+"\n"; got != want {
 		t.Errorf("output %q, want %q", got, want)
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if seen.Load() != 1 || len(st.responses) != 1 || len(st.notes) != 1 {
+		t.Errorf("middleware saw %d requests; handler got responses %v, notifications %v", seen.Load(), st.responses, st.notes)
 	}
 }
 

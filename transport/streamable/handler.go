@@ -2,6 +2,8 @@ package streamable
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -40,45 +42,31 @@ type Options struct {
 	RetryInterval time.Duration
 	// Logger receives transport diagnostics; the default discards them.
 	Logger *slog.Logger
-	// KeepListenStreams leaves subscriptions/listen streams on net/http's
-	// connection goroutines. By default the handler takes such a stream
-	// over on HTTP/1.x (http.Hijacker) and serves it on the raw
-	// connection, which makes an idle stream several times cheaper; see
-	// Handler.CloseStreams. Streams are not taken over when KeepAlive is
-	// negative: the keep-alive comments are how a departed client is
-	// noticed.
-	KeepListenStreams bool
 }
 
 // Handler is the Streamable HTTP endpoint. Create it with NewHandler.
 type Handler struct {
 	h      transport.Handler
-	params transport.ParamHeaders  // nil when h has no mirrored parameters
-	legacy transport.LegacyHandler // nil when h serves the modern era only
+	legacy transport.Legacy // nil when h serves the modern era only
 	opts   Options
 	origin originPolicy
 	hosts  hostPolicy
 	logger *slog.Logger
 	bufs   sync.Pool
 
-	workers workers       // the goroutines legacy-era requests run on
-	streams streamSet     // listen streams taken over from net/http
-	hangups hangupWatcher // notices their clients leaving
-	hooked  sync.Map      // *http.Server → true once CloseStreams is registered
+	workers  workers            // the goroutines legacy-era requests run on
+	stopping context.Context    // done once an http.Server serving x shuts down
+	stop     context.CancelFunc //
+	hooked   sync.Map           // *http.Server → true once the hook is registered
 }
 
 // NewHandler returns an http.Handler serving h at whatever path it is
 // mounted on.
 func NewHandler(h transport.Handler, opts *Options) *Handler {
-	x := &Handler{h: h}
+	x := &Handler{h: h, legacy: h.Legacy()}
+	x.stopping, x.stop = context.WithCancel(context.Background())
 	if opts != nil {
 		x.opts = *opts
-	}
-	if p, ok := h.(transport.ParamHeaders); ok {
-		x.params = p
-	}
-	if l, ok := h.(transport.LegacyHandler); ok {
-		x.legacy = l
 	}
 	if x.opts.MaxBodyBytes <= 0 {
 		x.opts.MaxBodyBytes = 4 << 20
@@ -132,7 +120,7 @@ func (x *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if x.legacy != nil && msg.Method == protocol.MethodInitialize && msg.IsRequest() && !transport.IsModern(msg) {
+	if msg.Method == protocol.MethodInitialize && msg.IsRequest() && !transport.IsModern(msg) {
 		x.serveInitialize(w, r, msg)
 		return
 	}
@@ -142,7 +130,7 @@ func (x *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case msg.IsNotification():
 		if msg.Method != protocol.NotificationCancelled {
-			x.h.HandleNotification(r.Context(), msg)
+			x.h.Receive(r.Context(), msg, nil)
 		}
 		w.WriteHeader(http.StatusAccepted)
 		return
@@ -155,9 +143,6 @@ func (x *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// A listen stream is an SSE stream; a client that cannot take one
 		// would wait forever for notifications that cannot reach it.
 		writeError(w, http.StatusNotAcceptable, &msg.ID, jsonrpc.NewError(protocol.CodeInvalidRequest, "Not Acceptable: subscriptions/listen answers with text/event-stream", nil))
-		return
-	}
-	if msg.Method == protocol.MethodSubscriptionsListen && !x.opts.KeepListenStreams && x.takeOver(w, r, msg) {
 		return
 	}
 	x.serve(w, r, rc, msg, accept)
@@ -222,7 +207,14 @@ func (x *Handler) serve(w http.ResponseWriter, r *http.Request, rc *http.Respons
 	// The request's own context: net/http cancels it when the client goes
 	// away and when a write to the connection fails (a stream's write
 	// deadline passing included), so the stream needs no cancel of its own.
-	ctx := r.Context()
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	if msg.Method == protocol.MethodSubscriptionsListen {
+		// A listen stream lasts as long as its client stays: it ends when
+		// the http.Server shuts down, so that Shutdown does not wait for it.
+		x.hookShutdown(r)
+		defer context.AfterFunc(x.stopping, cancel)()
+	}
 	st := &stream{ctx: ctx, w: w, rc: rc, sseAllowed: accept.sse, writeTimeout: x.opts.WriteTimeout, keepAlive: x.opts.KeepAlive}
 	if accept.preferSSE || !accept.json {
 		st.mu.Lock()
@@ -232,8 +224,48 @@ func (x *Handler) serve(w http.ResponseWriter, r *http.Request, rc *http.Respons
 			return
 		}
 	}
-	resp := x.h.Handle(ctx, msg, st)
-	st.finish(resp)
+	res, err := x.h.Serve(ctx, &transport.Request{Message: msg, Notifier: st, Cancel: cancel})
+	st.finish(transport.Respond(ctx, msg.ID, res, err), Status(err))
+}
+
+// Status is the HTTP status of a modern-era answer with the error err
+// (200 when err is nil): the one table of them. Errors not named here are
+// answered with 200, the JSON-RPC error in the body; legacy-era session
+// requests are always answered with 200.
+func Status(err error) int {
+	if err == nil {
+		return http.StatusOK
+	}
+	switch {
+	case errors.Is(err, protocol.ErrInvalidMeta):
+		return http.StatusBadRequest
+	case errors.Is(err, protocol.ErrUnavailable):
+		return http.StatusServiceUnavailable
+	}
+	var e *jsonrpc.Error
+	if !errors.As(err, &e) {
+		return http.StatusOK
+	}
+	switch e.Code {
+	case protocol.CodeMethodNotFound:
+		return http.StatusNotFound
+	case protocol.CodeHeaderMismatch, protocol.CodeMissingRequiredClientCapability,
+		protocol.CodeUnsupportedProtocolVersion, protocol.CodeParseError, protocol.CodeInvalidRequest:
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
+}
+
+// hookShutdown makes the http.Server serving r end the handler's listen
+// and standalone streams when it shuts down.
+func (x *Handler) hookShutdown(r *http.Request) {
+	srv, ok := r.Context().Value(http.ServerContextKey).(*http.Server)
+	if !ok {
+		return
+	}
+	if _, loaded := x.hooked.LoadOrStore(srv, true); !loaded {
+		srv.RegisterOnShutdown(x.stop)
+	}
 }
 
 // decodeBody decodes a POST body's one message; a malformed one is answered

@@ -70,8 +70,8 @@ func (x *Handler) checkHeaders(h http.Header, msg *jsonrpc.Message) *jsonrpc.Err
 		bodyName, _ := jsonrpc.Unquote(body.name)
 		return protocol.HeaderMismatch(HeaderName + " header value '" + name + "' does not match body value '" + bodyName + "'")
 	}
-	if msg.Method == protocol.MethodToolsCall && x.params != nil {
-		if ps := x.params.ParamHeaders(name); len(ps) > 0 {
+	if msg.Method == protocol.MethodToolsCall {
+		if ps := x.h.ParamHeaders(name); len(ps) > 0 {
 			return checkParamHeaders(h, ps, body.arguments)
 		}
 	}

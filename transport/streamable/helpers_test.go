@@ -15,9 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/transporttest"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
 	"github.com/mcpkit/mcpkit/server"
+	"github.com/mcpkit/mcpkit/server/legacy"
 	"github.com/mcpkit/mcpkit/transport"
 )
 
@@ -40,8 +42,10 @@ const regionSchema = `{"type":"object","properties":{` +
 // fixed (a fixed text), echo ({"text"} back), progress (two progress
 // notifications, then a text), region (x-mcp-header parameters), and a
 // prompt so that prompt list changes exist as a notification type.
+// newTestServer returns a modern-only core; the legacy tests put an
+// adapter of their own in front of it.
 func newTestServer() *server.Server {
-	s := server.New(testInfo, nil)
+	s := server.New(testInfo, &server.Options{Legacy: legacy.Options{Disabled: true}})
 	server.AddTool(s, &protocol.Tool{Name: "fixed", Description: "Returns a fixed text"},
 		func(ctx context.Context, req *server.CallRequest, _ struct{}) (string, error) {
 			return "fixed text", nil
@@ -263,15 +267,19 @@ type stubHandler struct {
 	notes  chan *jsonrpc.Message
 }
 
-func (h *stubHandler) Handle(ctx context.Context, req *jsonrpc.Message, n transport.Notifier) *jsonrpc.Response {
-	return h.handle(ctx, req, n)
+func (h *stubHandler) Serve(ctx context.Context, r *transport.Request) (protocol.Result, error) {
+	return transporttest.Serve(h.handle(ctx, r.Message, r.Notifier))
 }
 
-func (h *stubHandler) HandleNotification(ctx context.Context, msg *jsonrpc.Message) {
+func (h *stubHandler) Receive(ctx context.Context, msg *jsonrpc.Message, sess transport.Session) {
 	if h.notes != nil {
 		h.notes <- msg
 	}
 }
+
+func (h *stubHandler) ParamHeaders(string) []transport.HeaderParam { return nil }
+
+func (h *stubHandler) Legacy() transport.Legacy { return nil }
 
 // checkNoLeak fails the test if it leaves goroutines behind.
 func checkNoLeak(t testing.TB) { leakcheck.Check(t) }

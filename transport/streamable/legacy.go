@@ -22,21 +22,30 @@ import (
 // HeaderSessionID names the legacy session of a request.
 const HeaderSessionID = "Mcp-Session-Id"
 
-// serveInitialize answers initialize, opening a session.
+// serveInitialize answers initialize, which opens a session when the
+// handler serves the legacy era.
 func (x *Handler) serveInitialize(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) {
-	sess, resp := x.legacy.Initialize(r.Context(), msg)
-	if sess != nil {
-		w.Header().Set(HeaderSessionID, sess.ID())
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	req := &transport.Request{Message: msg, Cancel: cancel}
+	res, err := x.h.Serve(ctx, req)
+	if req.Session != nil {
+		w.Header().Set(HeaderSessionID, req.Session.ID())
 	}
-	status := http.StatusOK
-	if resp.Error != nil && resp.HTTPStatus != 0 {
-		status = resp.HTTPStatus
+	code := http.StatusOK
+	if err != nil {
+		code = Status(err)
 	}
-	if status == http.StatusServiceUnavailable {
+	resp := transport.Respond(ctx, msg.ID, res, err)
+	if resp == nil {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	if code == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", retryAfter)
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
+	w.WriteHeader(code)
 	_, _ = w.Write(resp.Append(nil))
 }
 
@@ -105,11 +114,8 @@ func (x *Handler) servePostSession(w http.ResponseWriter, r *http.Request, sess 
 		return
 	}
 	switch {
-	case msg.IsNotification():
-		sess.HandleNotification(r.Context(), msg)
-		w.WriteHeader(http.StatusAccepted)
-	case msg.IsResponse():
-		sess.HandleResponse(r.Context(), msg)
+	case msg.IsNotification(), msg.IsResponse():
+		x.h.Receive(r.Context(), msg, sess)
 		w.WriteHeader(http.StatusAccepted)
 	default:
 		x.serveLegacyRequest(w, r, rc, sess, msg, accept)
@@ -135,16 +141,17 @@ func (x *Handler) serveBatch(w http.ResponseWriter, r *http.Request, sess transp
 				id = msg.ID
 			}
 			resp = jsonrpc.AppendError(nil, id, err.(*jsonrpc.Error))
-		case msg.IsNotification():
-			sess.HandleNotification(r.Context(), msg)
-		case msg.IsResponse():
-			sess.HandleResponse(r.Context(), msg)
+		case msg.IsNotification(), msg.IsResponse():
+			x.h.Receive(r.Context(), msg, sess)
 		case msg.Method == protocol.MethodInitialize:
 			resp = jsonrpc.AppendError(nil, msg.ID, jsonrpc.NewError(protocol.CodeInvalidRequest, "initialize must not be part of a batch", nil))
 		default:
-			if res := sess.Handle(r.Context(), msg, nil); res != nil {
-				resp = res.Append(nil)
+			ctx, cancel := context.WithCancel(r.Context())
+			res, err := x.h.Serve(ctx, &transport.Request{Message: msg, Session: sess, Cancel: cancel})
+			if r := transport.Respond(ctx, msg.ID, res, err); r != nil {
+				resp = r.Append(nil)
 			}
+			cancel()
 		}
 		if resp != nil {
 			if n > 0 {
@@ -186,19 +193,25 @@ func (x *Handler) serveLegacyRequest(w http.ResponseWriter, r *http.Request, rc 
 	// Not the connection's context: in the legacy era a disconnect is not
 	// a cancellation. The session's end or notifications/cancelled cancels
 	// the request.
-	ctx := context.WithoutCancel(r.Context())
+	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+	req := &transport.Request{Message: msg, Session: sess, Notifier: out, Cancel: cancel, CloseStream: out.CloseStream}
+	serve := func() *jsonrpc.Response {
+		defer cancel()
+		res, err := x.h.Serve(ctx, req)
+		return transport.Respond(ctx, msg.ID, res, err)
+	}
 	if out.inline {
 		// A client that leaves detaches the stream: what follows goes to
 		// the log only, and a response that has not started cannot.
 		stop := context.AfterFunc(r.Context(), out.detach)
-		resp := sess.Handle(ctx, msg, out)
+		resp := serve()
 		stop()
 		out.finish(resp)
 		return
 	}
 	done := make(chan *jsonrpc.Response, 1)
 	x.workers.run(func() {
-		done <- sess.Handle(ctx, msg, out)
+		done <- serve()
 	})
 	select {
 	case resp := <-done:
@@ -248,6 +261,7 @@ func (x *Handler) follow(w http.ResponseWriter, r *http.Request, sess transport.
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
+	x.hookShutdown(r)
 	rc := http.NewResponseController(w)
 	write := func(b []byte) bool {
 		_ = rc.SetWriteDeadline(time.Now().Add(x.opts.WriteTimeout))
@@ -300,6 +314,8 @@ func (x *Handler) follow(w http.ResponseWriter, r *http.Request, sess transport.
 		select {
 		case <-ctx.Done():
 			return
+		case <-x.stopping.Done():
+			return
 		case <-sess.Done():
 			return
 		case <-wake:
@@ -337,8 +353,6 @@ type legacyStream struct {
 	chunked    bool // the response is in chunked transfer coding (HTTP/1.1)
 	hijacked   bool // CloseStream took the connection over and closed it
 }
-
-var _ transport.StreamCloser = (*legacyStream)(nil)
 
 func (s *legacyStream) startLocked() error {
 	s.es = s.log.newStream(false)

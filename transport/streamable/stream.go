@@ -117,8 +117,9 @@ func (s *stream) breakLocked() {
 	s.broken = true
 }
 
-// finish writes the response (if any) and ends the stream.
-func (s *stream) finish(resp *jsonrpc.Response) {
+// finish writes the response (if any), with the HTTP status when it is
+// plain JSON, and ends the stream.
+func (s *stream) finish(resp *jsonrpc.Response, status int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.timer != nil {
@@ -144,9 +145,8 @@ func (s *stream) finish(resp *jsonrpc.Response) {
 		return
 	}
 	s.w.Header().Set("Content-Type", "application/json")
-	status := http.StatusOK
-	if resp.Error != nil && resp.HTTPStatus != 0 {
-		status = resp.HTTPStatus
+	if status == http.StatusServiceUnavailable {
+		s.w.Header().Set("Retry-After", retryAfter)
 	}
 	s.w.WriteHeader(status)
 	if len(body) <= smallAnswer {

@@ -86,12 +86,12 @@ func TestStubResponses(t *testing.T) {
 			}
 			return nil
 		}, http.StatusOK, "text/event-stream", "event: message\ndata: " + string(note) + "\n\n"},
-		{"error with HTTP status", func(_ context.Context, req *jsonrpc.Message, _ transport.Notifier) *jsonrpc.Response {
-			return &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(-32603, "boom", nil), HTTPStatus: 500}
-		}, http.StatusInternalServerError, "application/json", `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"boom"}}`},
-		{"error status ignored on a result", func(_ context.Context, req *jsonrpc.Message, _ transport.Notifier) *jsonrpc.Response {
-			return &jsonrpc.Response{ID: req.ID, Result: json.RawMessage(`{"resultType":"complete"}`), HTTPStatus: 500}
-		}, http.StatusOK, "application/json", `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete"}}`},
+		{"error with an HTTP status", func(_ context.Context, req *jsonrpc.Message, _ transport.Notifier) *jsonrpc.Response {
+			return &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(-32601, "no", nil)}
+		}, http.StatusNotFound, "application/json", `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no"}}`},
+		{"error without one", func(_ context.Context, req *jsonrpc.Message, _ transport.Notifier) *jsonrpc.Response {
+			return &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(-32603, "boom", nil)}
+		}, http.StatusOK, "application/json", `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"boom"}}`},
 		{"notify after the response fails", func(_ context.Context, req *jsonrpc.Message, n transport.Notifier) *jsonrpc.Response {
 			kept = n
 			return &jsonrpc.Response{ID: req.ID, Result: json.RawMessage(`{}`)}
