@@ -17,11 +17,17 @@ GOFILES    = $(shell find . -name '*.go' -not -path './$(SUITE_DIR)/node_modules
 ## official conformance suite against the everything-server, short fuzzing.
 test: check unit conformance fuzz
 
-## check: gofmt and go vet.
+## check: gofmt, go vet, and the core boundary: the core packages import
+## no transport (nor net/http), and nothing asserts a handler's type to
+## find an optional feature (transport.Handler states all of them).
 check:
 	@unformatted="$$(gofmt -l $(GOFILES))"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	@deps="$$($(GO) list -deps ./protocol ./feed ./transport ./server ./server/legacy | grep -E 'mcpkit/transport/|mcpkit/client$$|^net/http$$')"; \
+	if [ -n "$$deps" ]; then echo "the core imports a transport: $$deps"; exit 1; fi
+	@sniff="$$(grep -rn --include='*.go' -E '\.\((transport\.[A-Z]|interface *\{)' server transport feed protocol | grep -v '_test.go' | grep -v 'SetReadDeadline')"; \
+	if [ -n "$$sniff" ]; then echo "type assertions for optional features:"; echo "$$sniff"; exit 1; fi
 
 ## unit: all Go tests with the race detector.
 unit:

@@ -1,9 +1,12 @@
 // Package server is the stateless core of an MCP server (revision
 // 2026-07-28): registries of tools, resources, resource templates, prompts
-// and completions, and Server.Handle, which answers one request from the
-// request alone — its _meta carries the protocol version and the client's
-// capabilities. Transports (transport/stdio, transport/streamable) are
-// adapters around Handle.
+// and completions, and Server.ServeModern, which answers one request from
+// the request alone — its _meta carries the protocol version and the
+// client's capabilities — with a typed result or an error. Server.Serve
+// puts the legacy era (package server/legacy: initialize, sessions) in
+// front of it, so a Server serves the clients of both eras; it is a
+// transport.Handler, which transports (transport/stdio,
+// transport/streamable) serve.
 //
 // A tool is a Go function. Its input schema is inferred from the argument
 // type (see package schema for the struct tags), arguments are validated
@@ -28,8 +31,6 @@
 //
 // Change notifications reach subscriptions/listen streams through a Feed;
 // AddTool and the other registration methods announce list changes
-// themselves, NotifyResourceUpdated announces a resource change. A Feed
-// calls its subscribers back rather than filling channels, so that a
-// stream served with HandleAsync holds no goroutine while it is idle; a
-// replicated deployment implements Feed over its broker.
+// themselves, NotifyResourceUpdated announces a resource change. A
+// replicated deployment implements Feed (package feed) over its broker.
 package server

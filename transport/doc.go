@@ -3,10 +3,13 @@
 // the way net/http connects a server to an http.Handler. A transport depends
 // on these interfaces only, never on the server or client packages.
 //
-// A server plugs into any transport through Handler; the dual-era adapter
-// (server/legacy) adds LegacyHandler and Session for the handshake era:
+// A server plugs into any transport through Handler: one interface with
+// all a handler offers (Serve for the requests of both eras, Receive for
+// the client's other messages, ParamHeaders, Legacy), so a wrapper that
+// embeds a Handler keeps every feature. Use adds middleware that way:
 //
 //	srv := server.New(info, nil)                       // a transport.Handler
-//	http.Handle("/mcp", streamable.NewHandler(srv, nil))
-//	go stdio.Serve(ctx, legacy.New(srv, nil), os.Stdin, os.Stdout, nil)
+//	h := transport.Use(srv, logRequests)               // still one
+//	http.Handle("/mcp", streamable.NewHandler(h, nil))
+//	go stdio.Serve(ctx, h, os.Stdin, os.Stdout, nil)
 package transport

@@ -28,6 +28,12 @@ type Request struct {
 	// while the request goes on: a legacy-era (2025-11-25) SSE response,
 	// which the client resumes with Last-Event-ID. Nil elsewhere.
 	CloseStream func()
+	// Attached, when set, reports whether the client still waits for the
+	// response: false once a legacy-era HTTP client left the request's
+	// stream and has not resumed it. A legacy session with nothing else
+	// attached then expires with its idle timeout, cancelling the request.
+	// Nil means the client waits as long as the request runs.
+	Attached func() bool
 }
 
 // Handler serves the MCP messages arriving on a transport. Every request of

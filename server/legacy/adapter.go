@@ -253,7 +253,7 @@ func (a *Adapter) legacyCapabilities() protocol.ServerCapabilities {
 }
 
 // Session returns the open session with the id. It implements
-// transport.LegacyHandler.
+// transport.Legacy.
 func (a *Adapter) Session(id string) (transport.Session, bool) {
 	a.mu.Lock()
 	s, ok := a.sessions[id]

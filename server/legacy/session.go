@@ -31,7 +31,7 @@ type Session struct {
 	initialized bool
 	logLevel    protocol.LoggingLevel
 	subs        map[string]bool
-	inflight    map[jsonrpc.ID]context.CancelFunc
+	inflight    map[jsonrpc.ID]inflight
 	pending     map[jsonrpc.ID]chan *jsonrpc.Message
 	queue       [][]byte
 	wake        chan struct{} // closed and replaced when the queue grows
@@ -64,7 +64,7 @@ var _ transport.Session = (*Session)(nil)
 func (a *Adapter) newSession(version string, caps *protocol.ClientCapabilities, info *protocol.Implementation) *Session {
 	s := &Session{
 		a: a, id: newSessionID(), version: version, caps: caps, info: info,
-		subs: map[string]bool{}, inflight: map[jsonrpc.ID]context.CancelFunc{},
+		subs: map[string]bool{}, inflight: map[jsonrpc.ID]inflight{},
 		pending: map[jsonrpc.ID]chan *jsonrpc.Message{},
 		wake:    make(chan struct{}), done: make(chan struct{}),
 	}
@@ -88,11 +88,28 @@ func (s *Session) expired(now time.Time) bool {
 	return !s.busy() && now.Sub(time.Unix(0, s.lastUsed.Load())) > s.a.opts.IdleTimeout
 }
 
-// busy reports requests in flight or a standalone stream attached.
+// inflight is a request of the session being served.
+type inflight struct {
+	cancel   context.CancelFunc
+	attached func() bool // nil: the client is there while the request runs
+}
+
+// busy reports a client waiting: a standalone stream attached, or a
+// request whose client still waits for its response. A request whose
+// client went away (and did not come back for it) does not keep the
+// session: it expires with the idle timeout, which cancels the request.
 func (s *Session) busy() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.inflight) > 0 || s.readers > 0
+	if s.readers > 0 {
+		return true
+	}
+	for _, r := range s.inflight {
+		if r.attached == nil || r.attached() {
+			return true
+		}
+	}
+	return false
 }
 
 // Close ends the session: its requests are cancelled, its standalone stream
@@ -108,8 +125,8 @@ func (s *Session) end(forget bool) {
 		return
 	}
 	s.closed = true
-	for _, cancel := range s.inflight {
-		cancel()
+	for _, r := range s.inflight {
+		r.cancel()
 	}
 	s.queue = nil
 	close(s.done)
@@ -205,10 +222,10 @@ func (s *Session) handleNotification(msg *jsonrpc.Message) {
 			return
 		}
 		s.mu.Lock()
-		cancel := s.inflight[p.RequestID]
+		r, ok := s.inflight[p.RequestID]
 		s.mu.Unlock()
-		if cancel != nil {
-			cancel()
+		if ok {
+			r.cancel()
 		}
 	}
 }
@@ -242,7 +259,7 @@ func (s *Session) serve(ctx context.Context, req *transport.Request) (protocol.R
 		s.mu.Unlock()
 		return nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "session closed", nil)
 	}
-	s.inflight[msg.ID] = cancel
+	s.inflight[msg.ID] = inflight{cancel: cancel, attached: req.Attached}
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()

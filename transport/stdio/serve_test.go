@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -681,4 +683,37 @@ func TestServeBlockedHandlersDoNotHoldTheQueue(t *testing.T) {
 	if err := c.wait(wait); err != nil {
 		t.Fatalf("Serve = %v", err)
 	}
+}
+
+// TestServeContextEndLeavesNothing: when Serve's context ends while its
+// reader is blocked on an os.Pipe (as on stdin), Serve interrupts the read
+// and returns with no goroutine of its own left running.
+func TestServeContextEndLeavesNothing(t *testing.T) {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	defer pw.Close()
+	before := runtime.NumGoroutine()
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &lockedBuffer{}
+	done := make(chan error, 1)
+	go func() { done <- stdio.Serve(ctx, newStub(), pr, out, nil) }()
+	if _, err := pw.Write([]byte(request("1", "ping") + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "the answer", func() bool { return strings.Contains(out.String(), `"id":1`) })
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Serve = %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve did not return after its context ended")
+	}
+	// Serve has returned: everything it started has ended (the goroutine
+	// that called it above has too, or is about to).
+	waitFor(t, 5*time.Second, "goroutines to end", func() bool { return runtime.NumGoroutine() <= before })
 }

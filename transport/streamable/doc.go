@@ -14,13 +14,16 @@
 // the client prefers text/event-stream; then it is an SSE stream that ends
 // with the response.
 //
-// A subscriptions/listen stream lasts as long as its client stays. On
-// HTTP/1.x the handler takes its connection over from net/http (the
-// KeepListenStreams option turns this off) and, with a handler that
-// implements transport.AsyncHandler as *server.Server does, an idle stream
-// then holds no goroutine: about 6 KiB of memory each. http.Server.Shutdown
-// ends such streams through a hook the handler registers; a program that
-// serves the handler otherwise calls Handler.CloseStreams when it stops.
+// A subscriptions/listen stream lasts as long as its client stays; it is
+// served like any request, on net/http's goroutine for it, with the same
+// write deadlines and middleware on HTTP/1.1 and HTTP/2. When an
+// http.Server serving the handler shuts down, its listen and standalone
+// streams end (a hook the handler registers), so that Shutdown does not
+// wait for them.
+//
+// The HTTP status of an answer comes from one table, Status: a JSON-RPC
+// error the specification gives a status (unknown method 404, header and
+// _meta errors 400, no room 503 with Retry-After) is answered with it.
 //
 //	srv := server.New(protocol.Implementation{Name: "demo", Version: "1.0.0"}, nil)
 //	http.Handle("/mcp", streamable.NewHandler(srv, nil))

@@ -187,18 +187,7 @@ func (x *Handler) readPost(w http.ResponseWriter, r *http.Request) (accept accep
 }
 
 func asMaxBytes(err error, target **http.MaxBytesError) bool {
-	for err != nil {
-		if e, ok := err.(*http.MaxBytesError); ok {
-			*target = e
-			return true
-		}
-		u, ok := err.(interface{ Unwrap() error })
-		if !ok {
-			return false
-		}
-		err = u.Unwrap()
-	}
-	return false
+	return errors.As(err, target)
 }
 
 // serve runs the request and writes its response: JSON unless notifications

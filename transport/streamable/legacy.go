@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -194,7 +195,7 @@ func (x *Handler) serveLegacyRequest(w http.ResponseWriter, r *http.Request, rc 
 	// a cancellation. The session's end or notifications/cancelled cancels
 	// the request.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
-	req := &transport.Request{Message: msg, Session: sess, Notifier: out, Cancel: cancel, CloseStream: out.CloseStream}
+	req := &transport.Request{Message: msg, Session: sess, Notifier: out, Cancel: cancel, CloseStream: out.CloseStream, Attached: out.clientWaits}
 	serve := func() *jsonrpc.Response {
 		defer cancel()
 		res, err := x.h.Serve(ctx, req)
@@ -256,6 +257,8 @@ func (x *Handler) resume(w http.ResponseWriter, r *http.Request, sess transport.
 // then live ones — pulled from the session for the standalone stream —
 // until the stream ends or the client goes.
 func (x *Handler) follow(w http.ResponseWriter, r *http.Request, sess transport.Session, es *eventStream, after int, prime bool) {
+	es.followers.Add(1)
+	defer es.followers.Add(-1)
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
@@ -485,6 +488,18 @@ func (s *legacyStream) finish(resp *jsonrpc.Response) {
 	_, _ = s.w.Write(body)
 }
 
+// clientWaits reports whether the client still waits for the response:
+// on this connection, or on a GET stream that resumed the request's.
+func (s *legacyStream) clientWaits() bool {
+	if !s.isDetached() {
+		return true
+	}
+	s.mu.Lock()
+	es := s.es
+	s.mu.Unlock()
+	return es != nil && es.followers.Load() > 0
+}
+
 func (s *legacyStream) isDetached() bool {
 	select {
 	case <-s.detached:
@@ -562,6 +577,7 @@ type eventStream struct {
 	events     []loggedEvent
 	ended      bool
 	wake       chan struct{}
+	followers  atomic.Int32 // GET streams following it (resumed)
 }
 
 type loggedEvent struct {

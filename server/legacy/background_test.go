@@ -1,0 +1,197 @@
+package legacy_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/mcpkit/mcpkit/feed"
+	"github.com/mcpkit/mcpkit/protocol"
+	"github.com/mcpkit/mcpkit/server"
+	"github.com/mcpkit/mcpkit/server/legacy"
+	"github.com/mcpkit/mcpkit/transport"
+)
+
+// flakyFeed is a change feed that refuses the first fail subscriptions
+// and can drop its subscribers, as a broker whose connection breaks does.
+type flakyFeed struct {
+	mu       sync.Mutex
+	fail     int
+	attempts []time.Time
+	subs     []func(feed.Event) bool
+}
+
+func (f *flakyFeed) Publish(ctx context.Context, e feed.Event) error {
+	f.mu.Lock()
+	subs := f.subs
+	f.mu.Unlock()
+	for _, d := range subs {
+		d(e)
+	}
+	return nil
+}
+
+func (f *flakyFeed) Subscribe(ctx context.Context, deliver func(feed.Event) bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.attempts = append(f.attempts, time.Now())
+	if f.fail != 0 {
+		f.fail--
+		return errors.New("broker unreachable")
+	}
+	f.subs = append(f.subs, deliver)
+	return nil
+}
+
+// drop ends every subscription, telling each with SubscriptionLost.
+func (f *flakyFeed) drop() {
+	f.mu.Lock()
+	subs := f.subs
+	f.subs = nil
+	f.mu.Unlock()
+	for _, d := range subs {
+		d(feed.Event{Kind: feed.SubscriptionLost})
+	}
+}
+
+func (f *flakyFeed) tries() []time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]time.Time(nil), f.attempts...)
+}
+
+func flakyCore(f *flakyFeed) *server.Server {
+	core := server.New(tinyInfo, &server.Options{Feed: f})
+	core.AddResource(&protocol.Resource{URI: tinyURI, Name: "a"}, server.TextResource("text/plain", "A"))
+	return core
+}
+
+// TestSweepWithoutFeed: idle sessions expire although the change feed
+// never accepts the adapter's subscription.
+func TestSweepWithoutFeed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &flakyFeed{fail: -1} // refuses for ever
+		a := legacy.New(flakyCore(f), &legacy.Options{IdleTimeout: time.Minute})
+		defer a.Close()
+		open(t, a, `{}`, true)
+		if a.Sessions() != 1 {
+			t.Fatalf("sessions = %d", a.Sessions())
+		}
+		time.Sleep(2 * time.Minute)
+		synctest.Wait()
+		if n := a.Sessions(); n != 0 {
+			t.Fatalf("%d sessions left after twice the idle timeout with the feed down", n)
+		}
+	})
+}
+
+// TestFeedRetriedWithBackoff: a refused subscription is tried again,
+// waiting twice as long each time; once subscribed the sessions are told
+// that anything may have changed.
+func TestFeedRetriedWithBackoff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &flakyFeed{fail: 3}
+		a := legacy.New(flakyCore(f), nil)
+		defer a.Close()
+		s := open(t, a, `{}`, true)
+		time.Sleep(time.Second)
+		synctest.Wait()
+		tries := f.tries()
+		if len(tries) != 4 {
+			t.Fatalf("%d subscription attempts, want 4 (3 refused)", len(tries))
+		}
+		for i, want := range []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond} {
+			if got := tries[i+1].Sub(tries[i]); got != want {
+				t.Errorf("wait before attempt %d = %v, want %v", i+2, got, want)
+			}
+		}
+		if n := legacy.QueueLen(s); n != 3 {
+			t.Fatalf("queued after subscribing again: %d messages, want the three list changes", n)
+		}
+	})
+}
+
+// TestFeedLostReported: when the feed drops the subscription, the adapter
+// subscribes again and tells every session that its lists and the
+// resources it subscribed to may have changed.
+func TestFeedLostReported(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &flakyFeed{}
+		core := flakyCore(f)
+		a := legacy.New(core, nil)
+		defer a.Close()
+		s := open(t, a, `{}`, true)
+		if r := s.Handle(context.Background(), req(t, "1", "resources/subscribe", `{"uri":"`+tinyURI+`"}`), nil); r.Error != nil {
+			t.Fatal(r.Error)
+		}
+		synctest.Wait()
+		f.drop()
+		synctest.Wait()
+		if n := legacy.QueueLen(s); n != 4 {
+			t.Fatalf("queued after the subscription was lost: %d, want 3 list changes and 1 update", n)
+		}
+		if last := legacy.LastQueued(s); !strings.Contains(last, "notifications/resources/updated") || !strings.Contains(last, tinyURI) {
+			t.Errorf("last queued %s", last)
+		}
+		// Changes flow again.
+		core.NotifyToolsChanged()
+		synctest.Wait()
+		if last := legacy.LastQueued(s); !strings.Contains(last, "notifications/tools/list_changed") {
+			t.Errorf("after resubscribing, last queued %s", last)
+		}
+	})
+}
+
+// TestBusySessionWhoseClientLeftExpires: a request whose client went away
+// does not keep its session for ever: the session expires with the idle
+// timeout and the request is cancelled. While the client waits, the
+// session stays.
+func TestBusySessionWhoseClientLeftExpires(t *testing.T) {
+	for _, waiting := range []bool{true, false} {
+		t.Run(map[bool]string{true: "client waits", false: "client left"}[waiting], func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				core := newTiny(t)
+				a := legacy.New(core.Server, &legacy.Options{IdleTimeout: time.Minute})
+				defer a.Close()
+				defer close(core.release)
+				s := open(t, a, `{}`, true)
+				var attached atomic.Bool
+				attached.Store(waiting)
+				done := make(chan error, 1)
+				go func() {
+					ctx, cancel := context.WithCancel(context.Background())
+					defer cancel()
+					_, err := a.Serve(ctx, &transport.Request{Message: req(t, "5", "tools/call", `{"name":"block"}`), Session: s, Cancel: cancel, Attached: attached.Load})
+					done <- err
+				}()
+				<-core.started
+				time.Sleep(10 * time.Minute)
+				synctest.Wait()
+				if waiting {
+					if a.Sessions() != 1 {
+						t.Fatal("the session of a waiting client expired")
+					}
+					attached.Store(false) // the client goes now
+					time.Sleep(2 * time.Minute)
+					synctest.Wait()
+				}
+				if a.Sessions() != 0 {
+					t.Fatal("the session whose client left did not expire")
+				}
+				select {
+				case err := <-done:
+					if !errors.Is(err, context.Canceled) {
+						t.Errorf("the request ended with %v, want cancelled", err)
+					}
+				default:
+					t.Error("the request still runs after its session expired")
+				}
+			})
+		})
+	}
+}
