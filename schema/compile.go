@@ -25,12 +25,24 @@ type CompileOptions struct {
 	// date, time, email, uri, uuid, ipv4, ipv6 and hostname; unknown formats
 	// remain annotations. When false, "format" is never checked.
 	AssertFormat bool
+
+	// Loader, when set, supplies the schema documents that references name
+	// by a URI outside the document being compiled. It is called at most
+	// once per document URI (without fragment) and only while compiling;
+	// whatever it returns is compiled as a 2020-12 (or, when declared,
+	// draft-07) document retrieved from that URI. When Loader is nil such
+	// references are compile errors. The package itself never fetches
+	// anything.
+	Loader func(uri string) (json.RawMessage, error)
 }
 
 // Schema is a compiled JSON Schema. It is immutable and safe for concurrent use.
 type Schema struct {
 	root *schema
 	raw  json.RawMessage
+	// dynamic is set when some "$dynamicRef" depends on the dynamic scope,
+	// which validation then tracks.
+	dynamic bool
 }
 
 // Raw returns a copy of the document bytes the Schema was compiled from,
@@ -46,34 +58,26 @@ func Compile(doc json.RawMessage) (*Schema, error) {
 }
 
 // CompileWith is like Compile but applies opts. References ("$ref") must
-// resolve inside the document; external references are reported as errors
-// and are never fetched.
+// resolve inside the document or, with opts.Loader, inside a document the
+// Loader supplies; other references are reported as errors.
 func CompileWith(doc json.RawMessage, opts CompileOptions) (*Schema, error) {
 	root, err := decodeJSON(doc)
 	if err != nil {
 		return nil, fmt.Errorf("schema: invalid JSON: %w", err)
 	}
+	draft7, err := dialectOf(root)
+	if err != nil {
+		return nil, fmt.Errorf("schema: %w", err)
+	}
 	c := &compiler{
-		doc:       root,
+		docs:      map[string]*document{"": {root: root, draft7: draft7}},
 		opts:      opts,
 		byLoc:     make(map[string]*schema),
-		resources: make(map[string]string),
-		anchors:   make(map[string]*schema),
-	}
-	if m, ok := root.(map[string]any); ok {
-		if d, ok := m["$schema"]; ok {
-			ds, _ := d.(string)
-			switch strings.TrimSuffix(ds, "#") {
-			case dialect202012:
-			case dialectDraft7:
-				c.draft7 = true
-			default:
-				return nil, fmt.Errorf("schema: unsupported dialect %q (want %s or %s#)", ds, dialect202012, dialectDraft7)
-			}
-		}
+		resources: make(map[string]*resource),
+		dynByName: make(map[string][]*schema),
 	}
 	base, _ := url.Parse(defaultBase)
-	c.resources[defaultBase] = ""
+	c.resources[defaultBase] = &resource{uri: defaultBase, loc: ""}
 	s, err := c.compile(root, "", base)
 	if err != nil {
 		return nil, err
@@ -84,7 +88,28 @@ func CompileWith(doc json.RawMessage, opts CompileOptions) (*Schema, error) {
 	if err := c.checkCycles(); err != nil {
 		return nil, err
 	}
-	return &Schema{root: s, raw: append(json.RawMessage(nil), doc...)}, nil
+	return &Schema{root: s, raw: append(json.RawMessage(nil), doc...), dynamic: c.dynamic}, nil
+}
+
+// dialectOf reports whether a document declares draft-07 in "$schema",
+// refusing dialects other than draft-07 and 2020-12.
+func dialectOf(root any) (draft7 bool, err error) {
+	m, ok := root.(map[string]any)
+	if !ok {
+		return false, nil
+	}
+	d, ok := m["$schema"]
+	if !ok {
+		return false, nil
+	}
+	ds, _ := d.(string)
+	switch strings.TrimSuffix(ds, "#") {
+	case dialect202012:
+		return false, nil
+	case dialectDraft7:
+		return true, nil
+	}
+	return false, fmt.Errorf("unsupported dialect %q (want %s or %s#)", ds, dialect202012, dialectDraft7)
 }
 
 // IsObjectSchema reports whether the root of a schema document declares
@@ -179,7 +204,15 @@ type schema struct {
 	isBool  bool
 	boolVal bool
 
+	// res is the schema resource (the nearest enclosing "$id", or the
+	// document) the subschema belongs to.
+	res *resource
+
 	ref, dynRef *schema
+	// dynName is the "$dynamicAnchor" name a "$dynamicRef" initially
+	// resolved to; when set, the reference is re-resolved against the
+	// dynamic scope during validation.
+	dynName string
 
 	types    typeSet
 	enum     []any
@@ -236,18 +269,78 @@ type pendingRef struct {
 	dynamic bool
 }
 
+// document is one JSON document taking part in a compilation: the one being
+// compiled or one supplied by CompileOptions.Loader.
+type document struct {
+	root   any
+	draft7 bool
+}
+
+// resource is a schema resource: a document root or a subschema with an
+// absolute "$id". loc is the location of its root schema.
+type resource struct {
+	uri        string
+	loc        string
+	anchors    map[string]*schema // "$anchor", "$dynamicAnchor" and draft-07 "#name" ids
+	dynAnchors map[string]*schema // "$dynamicAnchor" only
+}
+
+// Locations name a schema node across documents: a JSON pointer ("" or
+// "/...") within the document being compiled, or "<uri>#<pointer>" within a
+// document supplied by the Loader.
+func splitLoc(loc string) (doc, ptr string) {
+	if loc == "" || loc[0] == '/' {
+		return "", loc
+	}
+	i := strings.IndexByte(loc, '#')
+	return loc[:i], loc[i+1:]
+}
+
+// where renders a location for an error message.
+func where(loc string) string {
+	if loc == "" || loc[0] == '/' {
+		return "#" + loc
+	}
+	return loc
+}
+
 type compiler struct {
-	doc       any
-	draft7    bool
+	docs      map[string]*document // by URI; "" is the document being compiled
 	opts      CompileOptions
 	byLoc     map[string]*schema
-	resources map[string]string // resource URI (no fragment) -> document location
-	anchors   map[string]*schema
+	resources map[string]*resource // by URI without fragment
+	dynByName map[string][]*schema // every "$dynamicAnchor", by name
 	pending   []pendingRef
+	dynamic   bool // some "$dynamicRef" depends on the dynamic scope
 }
 
 func (c *compiler) errorf(loc, format string, args ...any) error {
-	return fmt.Errorf("schema: at %q: %s", "#"+loc, fmt.Sprintf(format, args...))
+	return fmt.Errorf("schema: at %q: %s", where(loc), fmt.Sprintf(format, args...))
+}
+
+// resourceAt returns the resource identified by base, registering it (rooted
+// at loc) if it is new.
+func (c *compiler) resourceAt(base *url.URL, loc string) *resource {
+	k := uriKey(base)
+	r, ok := c.resources[k]
+	if !ok {
+		r = &resource{uri: k, loc: loc}
+		c.resources[k] = r
+	}
+	return r
+}
+
+func (r *resource) addAnchor(name string, s *schema, dynamic bool) {
+	if r.anchors == nil {
+		r.anchors = make(map[string]*schema)
+	}
+	r.anchors[name] = s
+	if dynamic {
+		if r.dynAnchors == nil {
+			r.dynAnchors = make(map[string]*schema)
+		}
+		r.dynAnchors[name] = s
+	}
 }
 
 // compile compiles the schema node found at document location loc.
@@ -269,7 +362,8 @@ func (c *compiler) compile(node any, loc string, base *url.URL) (*schema, error)
 	c.byLoc[loc] = s
 
 	_, hasRef := m["$ref"]
-	draft7Ref := hasRef && c.draft7 // draft-07: siblings of $ref are ignored
+	docKey, _ := splitLoc(loc)
+	draft7Ref := hasRef && c.docs[docKey].draft7 // draft-07: siblings of $ref are ignored
 	if v, ok := m["$id"]; ok && !draft7Ref {
 		id, ok := v.(string)
 		if !ok {
@@ -277,7 +371,7 @@ func (c *compiler) compile(node any, loc string, base *url.URL) (*schema, error)
 		}
 		if strings.HasPrefix(id, "#") {
 			if name := id[1:]; name != "" {
-				c.anchors[uriKey(base)+"#"+name] = s
+				c.resourceAt(base, loc).addAnchor(name, s, false)
 			}
 		} else {
 			u, err := base.Parse(id)
@@ -285,19 +379,27 @@ func (c *compiler) compile(node any, loc string, base *url.URL) (*schema, error)
 				return nil, c.errorf(loc, "invalid $id %q: %v", id, err)
 			}
 			base = u
-			c.resources[uriKey(base)] = loc
+			k := uriKey(base)
+			if r, ok := c.resources[k]; !ok || r.loc != loc {
+				c.resources[k] = &resource{uri: k, loc: loc}
+			}
 			if u.Fragment != "" {
-				c.anchors[uriKey(base)+"#"+u.Fragment] = s
+				c.resources[k].addAnchor(u.Fragment, s, false)
 			}
 		}
 	}
+	s.res = c.resourceAt(base, loc)
 	for _, kw := range []string{"$anchor", "$dynamicAnchor"} {
 		if v, ok := m[kw]; ok {
 			a, ok := v.(string)
 			if !ok || a == "" {
 				return nil, c.errorf(loc, "%s must be a non-empty string", kw)
 			}
-			c.anchors[uriKey(base)+"#"+a] = s
+			dynamic := kw == "$dynamicAnchor"
+			s.res.addAnchor(a, s, dynamic)
+			if dynamic {
+				c.dynByName[a] = append(c.dynByName[a], s)
+			}
 		}
 	}
 	for _, kw := range []string{"$ref", "$dynamicRef"} {

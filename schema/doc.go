@@ -56,16 +56,21 @@
 // that is safe for concurrent use; Validate and ValidateJSON check instances
 // against it. The full 2020-12 validation vocabulary is supported, including
 // unevaluatedProperties/unevaluatedItems, $ref to JSON pointers and
-// $anchor names within the document, and $id for scoping relative
-// references. Draft-07 documents (declared with "$schema") are accepted,
-// including array-form "items", "additionalItems", "definitions" and
-// "dependencies". "$dynamicRef" is resolved statically like "$ref".
+// $anchor names, $id for scoping relative references, and $dynamicRef,
+// which resolves through the dynamic scope (the schema resources entered
+// on the way to it) when it names a $dynamicAnchor. Draft-07 documents
+// (declared with "$schema") are accepted, including array-form "items",
+// "additionalItems", "definitions" and "dependencies". Patterns are
+// compiled with Go's regexp package; ECMA-262's "\s", "\S" and "\cX" keep
+// their ECMA-262 meaning.
 //
-// References are only resolved within the document being compiled: a $ref
-// to any other URI is a compile error and nothing is ever fetched. "format"
-// is an annotation unless CompileOptions.AssertFormat is set. Unknown
-// keywords are ignored, and Schema.Raw returns the original document
-// unchanged so callers can pass it on verbatim.
+// References are resolved within the document being compiled and, when
+// CompileOptions.Loader is set, within the documents it supplies for other
+// URIs; without a Loader a $ref to any other URI is a compile error. The
+// package never fetches anything itself. "format" is an annotation unless
+// CompileOptions.AssertFormat is set. Unknown keywords are ignored, and
+// Schema.Raw returns the original document unchanged so callers can pass it
+// on verbatim.
 //
 // Validation failures are reported as ValidationErrors, a list of at most ten
 // ValidationError values whose Path is a JSON Pointer into the instance.

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"math"
 	"net/url"
-	"regexp"
 	"sort"
 	"strconv"
 )
@@ -157,7 +156,7 @@ func (c *compiler) compileKeywords(s *schema, m map[string]any, loc string, base
 		return err
 	}
 	for _, p := range pats {
-		re, err := regexp.Compile(p.name)
+		re, err := compilePattern(p.name)
 		if err != nil {
 			return c.errorf(loc, "patternProperties: invalid regular expression %q: %v", p.name, err)
 		}
@@ -243,7 +242,7 @@ func (c *compiler) compileKeywords(s *schema, m map[string]any, loc string, base
 		if !ok {
 			return c.errorf(loc, "pattern must be a string")
 		}
-		if s.pattern, err = regexp.Compile(p); err != nil {
+		if s.pattern, err = compilePattern(p); err != nil {
 			return c.errorf(loc, "pattern: invalid regular expression %q: %v", p, err)
 		}
 	}

@@ -17,7 +17,7 @@ const maxSteps = 1 << 24
 // Other Go values are first converted through encoding/json. It returns nil
 // or a ValidationErrors.
 func (s *Schema) Validate(instance any) error {
-	v := validator{}
+	v := validator{dynamic: s.dynamic}
 	v.validate(s.root, instance, nil)
 	return v.result()
 }
@@ -37,6 +37,39 @@ type validator struct {
 	quiet   bool
 	aborted bool
 	steps   int
+
+	// dynamic is set when the schema has a "$dynamicRef" that depends on the
+	// dynamic scope: the schema resources entered on the way to the subschema
+	// being evaluated, outermost first, kept in scope.
+	dynamic bool
+	scope   []*resource
+}
+
+// enter evaluates s with its resource pushed onto the dynamic scope.
+func (v *validator) enter(s *schema, inst any, ann *annot) bool {
+	v.scope = append(v.scope, s.res)
+	ok := v.validate(s, inst, ann) // s.res is innermost now: evaluates s
+	v.scope = v.scope[:len(v.scope)-1]
+	return ok
+}
+
+func (v *validator) dynRefTarget(s *schema) *schema {
+	if s.dynName == "" {
+		return s.dynRef
+	}
+	return v.dynamicTarget(s.dynName, s.dynRef)
+}
+
+// dynamicTarget resolves a "$dynamicRef" that initially resolved to the
+// "$dynamicAnchor" name in schema t: the outermost resource in the dynamic
+// scope that declares that dynamic anchor provides the target.
+func (v *validator) dynamicTarget(name string, t *schema) *schema {
+	for _, r := range v.scope {
+		if x, ok := r.dynAnchors[name]; ok {
+			return x
+		}
+	}
+	return t
 }
 
 func (v *validator) result() error {
@@ -107,6 +140,9 @@ func (v *validator) childIndex(s *schema, inst any, i int) bool {
 // to inst; callers descending into children prefix them. When ann is non-nil the
 // locations evaluated by s are added to it (used by unevaluated*).
 func (v *validator) validate(s *schema, inst any, ann *annot) bool {
+	if v.dynamic && s.res != nil && (len(v.scope) == 0 || v.scope[len(v.scope)-1] != s.res) {
+		return v.enter(s, inst, ann)
+	}
 	if s.isBool {
 		if s.boolVal {
 			return true
@@ -145,7 +181,7 @@ func (v *validator) validate(s *schema, inst any, ann *annot) bool {
 			return false
 		}
 	}
-	if s.dynRef != nil && !v.validate(s.dynRef, inst, a) {
+	if s.dynRef != nil && !v.validate(v.dynRefTarget(s), inst, a) {
 		if ok = false; !v.more() {
 			return false
 		}

@@ -87,12 +87,13 @@ func sharedTestdata(t *testing.T, sub string) string {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			t.Fatal("no go.mod above the package directory")
+			dir = "" // no project root: the data cannot be found either
+			break
 		}
 		dir = parent
 	}
 	path := filepath.Join(dir, "..", "shared", "testdata", sub)
-	if _, err := os.Stat(path); err != nil {
+	if _, err := os.Stat(path); dir == "" || err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("test suite data missing at %s: %v", path, err)
 		}
