@@ -19,16 +19,12 @@ import (
 // maps the typed result or error to the legacy shapes.
 func (s *Session) serveCore(ctx context.Context, req *transport.Request) (protocol.Result, error) {
 	msg := req.Message
-	params, err := s.modernParams(msg.Params)
-	if err != nil {
-		return nil, err
-	}
 	var answers map[string]json.RawMessage
 	state := ""
 	for round := 0; ; round++ {
-		p := params
-		if answers != nil || state != "" {
-			p = withInput(params, answers, state)
+		p, err := s.modernParams(msg.Params, answers, state)
+		if err != nil {
+			return nil, err
 		}
 		res, err := s.a.core.ServeModern(ctx, &transport.Request{
 			Message:     &jsonrpc.Message{ID: msg.ID, Method: msg.Method, Params: p},
@@ -106,10 +102,11 @@ func (s *Session) ask(ctx context.Context, n transport.Notifier, method string, 
 	}
 }
 
-// modernParams rebuilds the params of a legacy request with the session's
-// per-request _meta, keeping the request's own _meta members (such as a
-// progressToken) and dropping MRTR members, which only the session sets.
-func (s *Session) modernParams(params []byte) ([]byte, error) {
+// modernParams rebuilds the params of a legacy request, member by member,
+// with the session's per-request _meta, keeping the request's own _meta
+// members (such as a progressToken) and dropping MRTR members, which only
+// the session sets: the answers and state of a retry, when given.
+func (s *Session) modernParams(params []byte, answers map[string]json.RawMessage, state string) ([]byte, error) {
 	members := s.metaMembers()
 	out := make([]byte, 0, len(params)+len(members)+64)
 	out = append(out, '{')
@@ -158,22 +155,18 @@ func (s *Session) modernParams(params []byte) ([]byte, error) {
 		out = append(out, `,"`+protocol.MetaLogLevel+`":`...)
 		out = appendQuoted(out, []byte(level))
 	}
-	return append(out, '}', '}'), nil
-}
-
-// withInput returns params with the MRTR members of a retry added.
-func withInput(params []byte, answers map[string]json.RawMessage, state string) []byte {
-	out := append([]byte(nil), params[:len(params)-1]...)
+	out = append(out, '}')
 	if answers != nil {
-		b, _ := json.Marshal(answers)
-		out = append(out, `,"inputResponses":`...)
-		out = append(out, b...)
+		b, err := json.Marshal(answers)
+		if err != nil {
+			return nil, protocol.InternalError("encoding the client's answers: " + err.Error())
+		}
+		out = appendMember(out, []byte("inputResponses"), b)
 	}
 	if state != "" {
-		out = append(out, `,"requestState":`...)
-		out = append(out, quote(state)...)
+		out = appendMember(out, []byte("requestState"), quote(state))
 	}
-	return append(out, '}')
+	return append(out, '}'), nil
 }
 
 func appendMember(obj []byte, key, value []byte) []byte {

@@ -438,3 +438,33 @@ func rawPost(body string, contentLength int) string {
 	fmt.Fprintf(&req, "Content-Length: %d\r\n\r\n", contentLength)
 	return req.String()
 }
+
+// TestListenLargeAcknowledgement: the largest filter the server accepts
+// (1,000 URIs of 1,000 bytes: a 1 MB acknowledgement) is acknowledged
+// whole; the first write of a stream is never dropped for its size.
+func TestListenLargeAcknowledgement(t *testing.T) {
+	checkNoLeak(t)
+	srv := newTestServer()
+	srv.AddResource(&protocol.Resource{URI: "test://r", Name: "r"}, server.TextResource("text/plain", "r"))
+	ts, c := liveServer(t, NewHandler(srv, nil))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	uris := make([]string, 1000)
+	for i := range uris {
+		uris[i] = `"test://` + fmt.Sprintf("%04d", i) + strings.Repeat("x", 988) + `"`
+	}
+	body := rpc("1", protocol.MethodSubscriptionsListen, `"notifications":{"resourceSubscriptions":[`+strings.Join(uris, ",")+`]}`)
+	resp := send(ctx, t, c, ts.URL, body)
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	ack, err := newSSEReader(resp.Body).nextEvent()
+	if err != nil {
+		t.Fatalf("reading the acknowledgement: %v", err)
+	}
+	if !strings.Contains(ack, "notifications/subscriptions/acknowledged") || strings.Count(ack, `"test://`) != 1000 {
+		t.Fatalf("acknowledgement of %d bytes names %d URIs", len(ack), strings.Count(ack, `"test://`))
+	}
+}
