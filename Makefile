@@ -54,6 +54,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseValue$$' -fuzztime $(FUZZN) ./schema/
 	$(GO) test -run '^$$' -fuzz '^FuzzValid$$' -fuzztime $(FUZZN_FAST) ./internal/jsonvalid/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZN) ./internal/jsondec/
+	$(GO) test -run '^$$' -fuzz '^FuzzValidatedSatisfiesSchema$$' -fuzztime $(FUZZN) ./server/
 	$(GO) test -run '^$$' -fuzz '^FuzzStatements$$' -fuzztime $(FUZZN) ./sqlserver/
 
 ## bench: the loopback comparison against the other SDKs and the net/http
