@@ -468,3 +468,30 @@ func TestListenLargeAcknowledgement(t *testing.T) {
 		t.Fatalf("acknowledgement of %d bytes names %d URIs", len(ack), strings.Count(ack, `"test://`))
 	}
 }
+
+// TestShutdownEndsListenStreams: http.Server.Shutdown does not wait for
+// open listen streams: the handler's hook ends them.
+func TestShutdownEndsListenStreams(t *testing.T) {
+	checkNoLeak(t)
+	srv := newTestServer()
+	defer srv.Close()
+	ts, c := liveServer(t, NewHandler(srv, nil))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp := send(ctx, t, c, ts.URL, rpc("1", protocol.MethodSubscriptionsListen, `"notifications":{"toolsListChanged":true}`))
+	defer resp.Body.Close()
+	r := newSSEReader(resp.Body)
+	if ack, err := r.nextEvent(); err != nil || !strings.Contains(ack, "acknowledged") {
+		t.Fatalf("acknowledgement: %q %v", ack, err)
+	}
+	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer scancel()
+	if err := ts.Config.Shutdown(sctx); err != nil {
+		t.Fatalf("Shutdown with a listen stream open: %v", err)
+	}
+	for {
+		if _, err := r.next(); err != nil {
+			break // the stream ended
+		}
+	}
+}
