@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/mcpkit/mcpkit/internal/suitedata"
 )
 
 // The official JSON-Schema-Test-Suite (draft 2020-12, including optional/
@@ -87,35 +89,6 @@ func expectedFailure(t *testing.T, file, group, test string, valid bool) (*suite
 	return found, found != nil
 }
 
-// testdataDir returns ../shared/testdata/<sub> relative to the project root.
-// When it is missing the test is skipped, or fails when CI=true.
-func testdataDir(t *testing.T, sub string) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			dir = "" // no project root: the data cannot be found either
-			break
-		}
-		dir = parent
-	}
-	path := filepath.Join(dir, "..", "shared", "testdata", sub)
-	if _, err := os.Stat(path); dir == "" || err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("test suite data missing at %s: %v", path, err)
-		}
-		t.Skipf("test suite data not found at %s (set up ../shared/testdata next to the project root to run this test)", path)
-	}
-	return path
-}
-
 type suiteGroup struct {
 	Description string          `json:"description"`
 	Schema      json.RawMessage `json:"schema"`
@@ -154,7 +127,7 @@ func loadRemotes(t *testing.T, dir string) map[string]json.RawMessage {
 }
 
 func TestJSONSchemaTestSuite(t *testing.T) {
-	dir := testdataDir(t, "json-schema-test-suite")
+	dir := suitedata.Dir(t, "json-schema-test-suite")
 	remotes := loadRemotes(t, dir)
 	loader := func(uri string) (json.RawMessage, error) {
 		if doc, ok := remotes[uri]; ok {

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/mcpkit/mcpkit/internal/suitedata"
 )
 
 // The uritemplate-test suite (RFC 6570 examples, extended and negative
@@ -73,42 +75,13 @@ const (
 	whyPrefixOfMap = "well-formed RFC 6570 syntax: a prefix modifier on an associative array is an expansion error that depends on the variable's value, which the template alone does not show"
 )
 
-// sharedTestdata returns ../shared/testdata/<sub> relative to the project
-// root. When it is missing the test is skipped, or fails when CI=true.
-func sharedTestdata(t *testing.T, sub string) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			dir = "" // no project root: the data cannot be found either
-			break
-		}
-		dir = parent
-	}
-	path := filepath.Join(dir, "..", "shared", "testdata", sub)
-	if _, err := os.Stat(path); dir == "" || err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("test suite data missing at %s: %v", path, err)
-		}
-		t.Skipf("test suite data not found at %s (set up ../shared/testdata next to the project root to run this test)", path)
-	}
-	return path
-}
-
 type uriSuiteGroup struct {
 	Variables map[string]any      `json:"variables"`
 	Testcases [][]json.RawMessage `json:"testcases"`
 }
 
 func TestURITemplateSuite(t *testing.T) {
-	dir := sharedTestdata(t, "uritemplate-test")
+	dir := suitedata.Dir(t, "uritemplate-test")
 	files := []string{"spec-examples.json", "spec-examples-by-section.json", "extended-tests.json", "negative-tests.json"}
 
 	listed := make(map[string]*uriTemplateFailure)
