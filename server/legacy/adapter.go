@@ -462,6 +462,17 @@ const (
 	maxBackoff = 30 * time.Second
 )
 
+// snapshot returns the open sessions.
+func (a *Adapter) snapshot() []*Session {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	sessions := make([]*Session, 0, len(a.sessions))
+	for _, s := range a.sessions {
+		sessions = append(sessions, s)
+	}
+	return sessions
+}
+
 // resync tells every session that changes may have been missed while the
 // feed's subscription was lost: every list may have changed, and so may
 // every resource it subscribed to.
@@ -469,13 +480,7 @@ func (a *Adapter) resync() {
 	for _, k := range []feed.EventKind{feed.ToolsListChanged, feed.PromptsListChanged, feed.ResourcesListChanged} {
 		a.deliver(feed.Event{Kind: k})
 	}
-	a.mu.Lock()
-	sessions := make([]*Session, 0, len(a.sessions))
-	for _, s := range a.sessions {
-		sessions = append(sessions, s)
-	}
-	a.mu.Unlock()
-	for _, s := range sessions {
+	for _, s := range a.snapshot() {
 		for _, uri := range s.subscriptions() {
 			b, _ := json.Marshal(protocol.ResourceUpdatedParams{URI: uri})
 			s.enqueue(jsonrpc.AppendNotification(nil, protocol.NotificationResourceUpdated, b))
@@ -529,13 +534,7 @@ func (a *Adapter) deliver(e feed.Event) {
 	default:
 		return
 	}
-	a.mu.Lock()
-	sessions := make([]*Session, 0, len(a.sessions))
-	for _, s := range a.sessions {
-		sessions = append(sessions, s)
-	}
-	a.mu.Unlock()
-	for _, s := range sessions {
+	for _, s := range a.snapshot() {
 		if e.Kind == feed.ResourceUpdated && !s.subscribed(e.URI) {
 			continue
 		}
