@@ -13,4 +13,17 @@
 //	if msg.IsRequest() {
 //		fmt.Println(msg.Method, msg.ID) // ping 1
 //	}
+//
+// Decode and Unmarshal apply one policy to JSON a peer sent: one JSON text,
+// valid UTF-8, no member name repeated in any object, and (for Unmarshal
+// into structs) member names matched exactly, so that every reader of a
+// message sees the same values. Decode params and other client-sent JSON
+// with Unmarshal, not encoding/json:
+//
+//	var p struct {
+//		Name string `json:"name"`
+//	}
+//	if err := jsonrpc.Unmarshal(msg.Params, &p); err != nil {
+//		// *jsonrpc.SyntaxError, or a type error from encoding/json
+//	}
 package jsonrpc

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/mcpkit/mcpkit/internal/jsonvalid"
 )
 
 var fuzzSeeds = []string{
@@ -36,6 +39,9 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := Decode(data)
+		if err == nil && (!json.Valid(data) || !utf8.Valid(data)) {
+			t.Fatalf("Decode(%q) accepted what is not JSON text", data)
+		}
 		if err != nil {
 			var je *Error
 			if !errors.As(err, &je) || (je.Code != CodeParseError && je.Code != CodeInvalidRequest) {
@@ -43,10 +49,15 @@ func FuzzDecode(f *testing.F) {
 			}
 			// A parse error is for what is not JSON text: invalid JSON,
 			// invalid UTF-8 (which encoding/json.Valid lets through), or
-			// white space other than JSON's around it.
-			trimmed := bytes.Trim(data, " \t\r\n")
-			if je.Code == CodeParseError && json.Valid(trimmed) && utf8.Valid(trimmed) && len(trimmed) > 0 {
-				t.Fatalf("Decode(%q) = parse error for valid JSON", data)
+			// white space other than JSON's around it. Valid JSON text
+			// that jsonvalid.Check refuses repeats a member name: an
+			// invalid request.
+			text := len(bytes.Trim(data, " \t\r\n")) > 0 && json.Valid(data) && utf8.Valid(data)
+			if (je.Code == CodeParseError) == text {
+				t.Fatalf("Decode(%q) = %v for JSON text %v", data, err, text)
+			}
+			if text && jsonvalid.Check(data) != nil && !strings.Contains(je.Message, "duplicate member") {
+				t.Fatalf("Decode(%q) = %v, jsonvalid.Check says %v", data, err, jsonvalid.Check(data))
 			}
 			if m != nil && m.ID.IsValid() {
 				var back ID

@@ -39,28 +39,30 @@ func IsBatch(data []byte) bool {
 	return len(data) > 0 && data[0] == '['
 }
 
-// Decode decodes exactly one JSON-RPC message. Malformed JSON is a
-// *Error with CodeParseError; valid JSON that is not a JSON-RPC 2.0 message
-// (including a batch array) is a *Error with CodeInvalidRequest. When the
-// message's id could be read it is returned in the Message even on error, so
-// the caller can answer with it.
+// Decode decodes exactly one JSON-RPC message. Input that is not JSON
+// text is a *Error with CodeParseError: malformed JSON, and invalid UTF-8
+// in a string (refused, not read with replacement characters). Valid JSON
+// that is not a JSON-RPC 2.0 message (including a batch array) is a
+// *Error with CodeInvalidRequest, and so is a message in which an object
+// outside the params repeats a member name, as in "invalid request:
+// duplicate member \"x\""; a repeated name at any depth of the params is
+// a *Error with CodeInvalidParams ("invalid params: duplicate member
+// \"x\" at offset 42"). In short, Decode accepts
+// what Unmarshal accepts. When the message's id could be read it is
+// returned in the Message even on error, so the caller can answer with
+// it.
 //
-// Member names are matched exactly: a name repeated, or differing from a
-// JSON-RPC name only in case, is rejected, so that every reader of the
-// message (a proxy, Member, the server) sees the same members. The Message
-// does not alias data.
+// Member names are matched exactly: besides repeated names, a name
+// differing from a JSON-RPC name only in case is rejected, so that every
+// reader of the message (a proxy, Member, the server) sees the same
+// members. The Message does not alias data.
 func Decode(data []byte) (*Message, error) {
 	trimmed := bytes.Trim(data, " \t\r\n")
 	if len(trimmed) == 0 {
 		return nil, NewError(CodeParseError, "parse error: empty message", nil)
 	}
-	if !jsonvalid.Valid(trimmed) {
-		return nil, NewError(CodeParseError, "parse error: invalid JSON", nil)
-	}
-	if !utf8.Valid(trimmed) {
-		// JSON text is UTF-8 (RFC 8259): a string with invalid bytes is
-		// refused, not read with replacement characters.
-		return nil, NewError(CodeParseError, "parse error: invalid UTF-8", nil)
+	if err := jsonvalid.Check(data); err != nil {
+		return refused(data, trimmed, err.(*jsonvalid.Error))
 	}
 	if trimmed[0] != '{' {
 		if trimmed[0] == '[' {
@@ -124,7 +126,7 @@ func Decode(data []byte) (*Message, error) {
 		if rawError[0] != '{' {
 			return m, NewError(CodeInvalidRequest, "invalid response: error must be an object", nil)
 		}
-		if err := json.Unmarshal(rawError, &e); err != nil {
+		if err := Unmarshal(rawError, &e); err != nil {
 			return m, NewError(CodeInvalidRequest, "invalid response: malformed error object", nil)
 		}
 		m.Error = &e
@@ -134,13 +136,58 @@ func Decode(data []byte) (*Message, error) {
 	return m, nil
 }
 
+// refused returns the error for data that jsonvalid.Check refused with e.
+// Input that is not JSON text is a parse error. Input that is, but
+// repeats a member name (JSON allows repeated names; mcpkit does not
+// accept them), is answered with the message's id when its one "id"
+// member is valid: as invalid params when the repeated name is inside the
+// params, as an invalid request otherwise.
+func refused(data, trimmed []byte, e *jsonvalid.Error) (*Message, error) {
+	switch {
+	case !jsonvalid.Valid(data):
+		return nil, NewError(CodeParseError, "parse error: invalid JSON", nil)
+	case !e.Duplicate, !utf8.Valid(data):
+		// JSON text is UTF-8 (RFC 8259): a string with invalid bytes is
+		// refused, not read with replacement characters.
+		return nil, NewError(CodeParseError, "parse error: invalid UTF-8", nil)
+	}
+	var m *Message
+	inParams := false
+	if trimmed[0] == '{' {
+		var rawID []byte
+		ids := 0
+		_ = RawMembers(trimmed, func(key, value []byte) bool {
+			switch string(key) {
+			case "id":
+				rawID = value
+				ids++
+			case "params":
+				// value lies within data: its offset there is where
+				// their capacities differ.
+				start := cap(data) - cap(value)
+				inParams = inParams || (e.Offset >= start && e.Offset < start+len(value))
+			}
+			return true
+		})
+		var id ID
+		if ids == 1 && id.UnmarshalJSON(rawID) == nil {
+			m = &Message{ID: id}
+		}
+	}
+	if inParams {
+		return m, NewError(CodeInvalidParams, "invalid params: "+e.Msg, nil)
+	}
+	return m, NewError(CodeInvalidRequest, "invalid request: "+e.Msg, nil)
+}
+
 // wireNames are the members of a JSON-RPC message, in the order
 // splitMembers stores them.
 var wireNames = [...]string{"jsonrpc", "id", "method", "params", "result", "error"}
 
 // splitMembers stores the raw value of each JSON-RPC member of obj (valid
-// JSON) and rejects names that repeat one or differ from one only in case:
-// encoding/json would let such a member silently replace the real one.
+// JSON) and rejects names that differ from one only in case: encoding/json
+// would let such a member silently replace the real one. It rejects a
+// repeated name too, though Decode has refused those already.
 func splitMembers(obj []byte, out *[len(wireNames)][]byte) error {
 	var bad *Error
 	err := RawMembers(obj, func(key, value []byte) bool {

@@ -95,8 +95,22 @@ func TestDecode(t *testing.T) {
 		{name: "member name in other case", in: `{"jsonrpc":"2.0","ID":1,"Method":"ping"}`, code: CodeInvalidRequest},
 		{name: "case variant after real member", in: `{"jsonrpc":"2.0","id":1,"method":"ping","METHOD":"tools/call"}`, code: CodeInvalidRequest},
 		{name: "escaped case variant", in: `{"jsonrpc":"2.0","id":1,"method":"ping","\u004Dethod":"x"}`, code: CodeInvalidRequest},
+		// Repeated member names, at any depth, make an invalid request,
+		// answered with the id when there is one.
 		{name: "duplicate id", in: `{"jsonrpc":"2.0","id":1,"method":"ping","id":2}`, code: CodeInvalidRequest},
-		{name: "duplicate method", in: `{"jsonrpc":"2.0","id":1,"method":"ping","method":"tools/call"}`, code: CodeInvalidRequest},
+		{name: "duplicate method", in: `{"jsonrpc":"2.0","id":1,"method":"ping","method":"tools/call"}`, code: CodeInvalidRequest, id: `1`},
+		{name: "duplicate escaped", in: `{"jsonrpc":"2.0","id":"r","method":"ping","\u006dethod":"tools/call"}`, code: CodeInvalidRequest, id: `"r"`},
+		{name: "duplicate in params", in: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{"x":1,"x":2}}}`, code: CodeInvalidParams, id: `1`},
+		{name: "duplicate deep", in: `{"jsonrpc":"2.0","id":2,"method":"m","params":[{"a":[{"b":{"c":1,"c":1}}]}]}`, code: CodeInvalidParams, id: `2`},
+		{name: "duplicate with a bad id", in: `{"jsonrpc":"2.0","id":1.5,"method":"m","params":{"a":1,"a":1}}`, code: CodeInvalidParams},
+		{name: "duplicate in a notification", in: `{"jsonrpc":"2.0","method":"m","params":{"a":1,"a":1}}`, code: CodeInvalidParams},
+		{name: "duplicate in error data", in: `{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m","data":{"k":1,"k":1}}}`, code: CodeInvalidRequest, id: `1`},
+		{name: "duplicate in error", in: `{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m","code":2}}`, code: CodeInvalidRequest, id: `1`},
+		{name: "duplicate in a batch", in: `[{"jsonrpc":"2.0","id":1,"method":"m","id":2}]`, code: CodeInvalidRequest},
+		{name: "duplicate then malformed", in: `{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1,"a":1},}`, code: CodeParseError},
+		{name: "duplicate then invalid UTF-8", in: "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"a\":1,\"a\":\"\xff\"}}", code: CodeParseError},
+		{name: "same name in sibling objects", in: `{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":{"x":1},"b":{"x":1},"x":[{"x":1},{"x":2}]}}`, kind: kindRequest, id: `1`, method: "m", params: `{"a":{"x":1},"b":{"x":1},"x":[{"x":1},{"x":2}]}`},
+		{name: "error member names exact", in: `{"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":"m","MESSAGE":"x","Code":5}}`, kind: kindResponse, id: `1`, errObj: `-1:m`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -150,6 +164,22 @@ func TestDecode(t *testing.T) {
 func jsonInt(n int64) string {
 	b, _ := json.Marshal(n)
 	return string(b)
+}
+
+func TestDecodeErrorMessage(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"jsonrpc":"2.0","id":1,"method":"ping","id":2}`:              `invalid request: duplicate member "id"`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1,"a":2}}`: `invalid params: duplicate member "a"`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping"`:                      `parse error: invalid JSON`,
+		`hello`: `parse error: invalid JSON`,
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"p\xff\"}": `parse error: invalid UTF-8`,
+	} {
+		_, err := Decode([]byte(in))
+		var je *Error
+		if !errors.As(err, &je) || je.Message != want {
+			t.Errorf("Decode(%q) = %v, want %q", in, err, want)
+		}
+	}
 }
 
 func TestDecodeErrorData(t *testing.T) {

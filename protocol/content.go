@@ -3,6 +3,8 @@ package protocol
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
 // Content is one block of a tool result or prompt message: *TextContent,
@@ -168,7 +170,7 @@ func (c *ToolResultContent) UnmarshalJSON(b []byte) error {
 		Content json.RawMessage `json:"content"`
 	}
 	w.fields = (*fields)(c)
-	if err := json.Unmarshal(b, &w); err != nil {
+	if err := jsonrpc.Unmarshal(b, &w); err != nil {
 		return err
 	}
 	list, err := UnmarshalContentList(w.Content)
@@ -182,7 +184,7 @@ func UnmarshalContent(b []byte) (Content, error) {
 	var head struct {
 		Type string `json:"type"`
 	}
-	if err := json.Unmarshal(b, &head); err != nil {
+	if err := jsonrpc.Unmarshal(b, &head); err != nil {
 		return nil, err
 	}
 	var c Content
@@ -206,9 +208,9 @@ func UnmarshalContent(b []byte) (Content, error) {
 	}
 	var err error
 	if rl, ok := c.(*ResourceLink); ok {
-		err = json.Unmarshal(b, &rl.Resource)
+		err = jsonrpc.Unmarshal(b, &rl.Resource)
 	} else {
-		err = json.Unmarshal(b, c)
+		err = jsonrpc.Unmarshal(b, c)
 	}
 	return c, err
 }
@@ -220,7 +222,7 @@ func UnmarshalContentList(b []byte) ([]Content, error) {
 		return nil, nil
 	}
 	var raws []json.RawMessage
-	if err := json.Unmarshal(b, &raws); err != nil {
+	if err := jsonrpc.Unmarshal(b, &raws); err != nil {
 		return nil, err
 	}
 	out := make([]Content, 0, len(raws))

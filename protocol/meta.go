@@ -101,7 +101,7 @@ func (m *RequestMeta) UnmarshalJSON(b []byte) error {
 			}
 			c := &ClientCapabilities{}
 			if string(v) != "{}" {
-				err = json.Unmarshal(v, c)
+				err = jsonrpc.Unmarshal(v, c)
 			}
 			if err == nil {
 				capsCache.put(v, c)
@@ -250,7 +250,7 @@ func (m ResultMeta) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON decodes the named fields and keeps the rest in Extra.
 func (m *ResultMeta) UnmarshalJSON(b []byte) error {
-	if err := json.Unmarshal(b, (*resultMetaFields)(m)); err != nil {
+	if err := jsonrpc.Unmarshal(b, (*resultMetaFields)(m)); err != nil {
 		return err
 	}
 	extra, err := collectExtra(b, resultMetaKeys)
@@ -348,7 +348,7 @@ func decodeImplementation(v []byte) (*Implementation, error) {
 		return c, nil
 	}
 	*c = Implementation{}
-	if err := json.Unmarshal(v, c); err != nil {
+	if err := jsonrpc.Unmarshal(v, c); err != nil {
 		return nil, err
 	}
 	return c, nil

@@ -3,6 +3,8 @@ package protocol
 import (
 	"encoding/json"
 	"errors"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
 // InputParams are the MRTR members a retried tools/call, prompts/get or
@@ -25,7 +27,7 @@ func (r *InputResponses) UnmarshalJSON(b []byte) error {
 		return errInputResponses
 	}
 	m := map[string]json.RawMessage{}
-	if err := json.Unmarshal(b, &m); err != nil {
+	if err := jsonrpc.Unmarshal(b, &m); err != nil {
 		return err
 	}
 	*r = m
@@ -97,7 +99,7 @@ func (m *SamplingMessage) UnmarshalJSON(b []byte) error {
 		Content json.RawMessage `json:"content"`
 		Meta    Meta            `json:"_meta"`
 	}
-	if err := json.Unmarshal(b, &w); err != nil {
+	if err := jsonrpc.Unmarshal(b, &w); err != nil {
 		return err
 	}
 	m.Role, m.Meta = w.Role, w.Meta
@@ -179,7 +181,7 @@ func (r *CreateMessageResult) UnmarshalJSON(b []byte) error {
 		Model      string `json:"model"`
 		StopReason string `json:"stopReason"`
 	}
-	if err := json.Unmarshal(b, &w); err != nil {
+	if err := jsonrpc.Unmarshal(b, &w); err != nil {
 		return err
 	}
 	r.Model, r.StopReason = w.Model, w.StopReason

@@ -1,6 +1,10 @@
 package protocol
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+)
 
 // Prompt is a prompt or prompt template as prompts/list reports it.
 type Prompt struct {
@@ -58,7 +62,7 @@ func (m *PromptMessage) UnmarshalJSON(b []byte) error {
 		Role    Role            `json:"role"`
 		Content json.RawMessage `json:"content"`
 	}
-	if err := json.Unmarshal(b, &w); err != nil {
+	if err := jsonrpc.Unmarshal(b, &w); err != nil {
 		return err
 	}
 	c, err := UnmarshalContent(w.Content)

@@ -1,6 +1,10 @@
 package protocol
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+)
 
 // Tool is a tool definition as tools/list reports it.
 type Tool struct {
@@ -58,7 +62,7 @@ func (r *CallToolResult) UnmarshalJSON(b []byte) error {
 		Content json.RawMessage `json:"content"`
 	}
 	w.fields = (*fields)(r)
-	if err := json.Unmarshal(b, &w); err != nil {
+	if err := jsonrpc.Unmarshal(b, &w); err != nil {
 		return err
 	}
 	list, err := UnmarshalContentList(w.Content)

@@ -1,13 +1,13 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
 
+	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
 )
 
@@ -174,8 +174,7 @@ func (r *Request) ask(key string, method string, params any, into any) error {
 }
 
 func decodeAnswer(ans json.RawMessage, into any) error {
-	dec := json.NewDecoder(bytes.NewReader(ans))
-	return dec.Decode(into)
+	return jsonrpc.Unmarshal(ans, into)
 }
 
 // Elicit asks the user, through the client, for the input p describes. On

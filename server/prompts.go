@@ -2,9 +2,9 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
+	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
 )
 
@@ -67,7 +67,7 @@ func (s *Server) serveGetPrompt(ctx context.Context, r *Request) (protocol.Resul
 	}
 	var args map[string]string
 	if a := r.raw.arguments; a != nil && string(a) != "null" {
-		if err := json.Unmarshal(a, &args); err != nil {
+		if err := jsonrpc.Unmarshal(a, &args); err != nil {
 			return nil, protocol.InvalidParams("prompt arguments must be an object of strings")
 		}
 	}

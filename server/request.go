@@ -116,7 +116,7 @@ func (r *Request) decodeParams(v any) error {
 	if len(r.params) == 0 {
 		return nil
 	}
-	if err := json.Unmarshal(r.params, v); err != nil {
+	if err := jsonrpc.Unmarshal(r.params, v); err != nil {
 		return protocol.InvalidParams("invalid params: " + err.Error())
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"reflect"
 
 	"github.com/mcpkit/mcpkit/internal/jsondec"
+	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
 	"github.com/mcpkit/mcpkit/schema"
 	"github.com/mcpkit/mcpkit/transport"
@@ -138,7 +139,7 @@ func AddTool[In, Out any](s *Server, t *protocol.Tool, h func(ctx context.Contex
 	}
 	// Arguments are decoded with exact member names, as the input schema
 	// validated them; free-form inputs have no members to match.
-	decode := func(data []byte, v *In) error { return json.Unmarshal(data, v) }
+	decode := func(data []byte, v *In) error { return jsonrpc.Unmarshal(data, v) }
 	if !isFreeForm(inType) {
 		decode = jsondec.Compile[In]()
 	}

@@ -3,23 +3,22 @@ package jsondec
 import (
 	"encoding"
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"unicode"
 	"unsafe"
+
+	"github.com/mcpkit/mcpkit/internal/jsonvalid"
 )
 
 // Compile returns a decoder for values of type T, built once (call it at
 // registration, not per request). The decoder is safe for concurrent use.
-// For a type this package does not handle (see the package documentation)
-// it returns a function that calls encoding/json.Unmarshal.
 func Compile[T any]() func(data []byte, v *T) error {
 	t := reflect.TypeFor[T]()
 	d := compile(t)
-	if d == nil {
-		return func(data []byte, v *T) error { return json.Unmarshal(data, v) }
-	}
 	top := reflect.PointerTo(t)
 	return func(data []byte, v *T) error {
 		if v == nil {
@@ -27,6 +26,43 @@ func Compile[T any]() func(data []byte, v *T) error {
 		}
 		return decode(d, top, data, unsafe.Pointer(v))
 	}
+}
+
+// A Decoder decodes JSON into values of one type, like the function
+// Compile returns, for callers that hold the type as a reflect.Type.
+type Decoder struct {
+	d   *decoder
+	ptr reflect.Type // pointer to the type
+}
+
+// ForType returns a decoder for values of type t, built once (call it per
+// type, not per value). The decoder is safe for concurrent use.
+func ForType(t reflect.Type) *Decoder {
+	return &Decoder{d: compile(t), ptr: reflect.PointerTo(t)}
+}
+
+// Decode decodes data into the value v points to. v must be a pointer to
+// the decoder's type; a nil one is an
+// *encoding/json.InvalidUnmarshalError.
+func (dec *Decoder) Decode(data []byte, v any) error {
+	rv := reflect.ValueOf(v)
+	if !rv.IsValid() || rv.Type() != dec.ptr {
+		return fmt.Errorf("jsondec: decoder for %v given %T", dec.ptr, v)
+	}
+	if rv.IsNil() {
+		return &json.InvalidUnmarshalError{Type: dec.ptr}
+	}
+	return decode(dec.d, dec.ptr, data, rv.UnsafePointer())
+}
+
+// check refuses what jsonvalid.Check refuses (malformed JSON, invalid
+// UTF-8, a repeated member name) with a *SyntaxError, as the decoder does
+// while it decodes.
+func check(data []byte) error {
+	if err := jsonvalid.Check(data); err != nil {
+		return wrapError(err.(*jsonvalid.Error))
+	}
+	return nil
 }
 
 type kind uint8
@@ -46,9 +82,6 @@ const (
 	kindPointer
 	kindAny   // an interface without methods
 	kindIface // an interface with methods
-	// kindFallback is decoded by encoding/json. It is only built for a
-	// pointer found at run time in an interface (see heldPointer).
-	kindFallback
 )
 
 // Methods a type's pointer implements that take over its decoding; such
@@ -97,27 +130,40 @@ type decoder struct {
 
 type field struct {
 	name   string
+	path   string // for type errors: name, after the embedded fields it is promoted from
 	offset uintptr
 	dec    *decoder
+	quoted bool // the `,string` option: the value is in a JSON string
+	// hops are the embedded pointers to go through first, outermost
+	// first; offset is then from the last one's target.
+	hops []hop
+}
+
+// hop is an embedded struct pointer on the way to a promoted field.
+type hop struct {
+	offset   uintptr      // of the pointer, from the struct or the previous hop's target
+	elem     reflect.Type // allocated when the pointer is nil
+	settable bool         // false for an unexported embedded field: nil stays nil
 }
 
 // Structs with more fields than this look members up in a map.
 const linearFields = 8
 
-// lookup returns the field named key exactly, or nil.
-func (d *decoder) lookup(key []byte) *field {
+// lookup returns the index in d.fields of the field named key exactly,
+// or -1.
+func (d *decoder) lookup(key []byte) int {
 	if d.byName != nil {
 		if i, ok := d.byName[string(key)]; ok {
-			return &d.fields[i]
+			return int(i)
 		}
-		return nil
+		return -1
 	}
 	for i := range d.fields {
 		if d.fields[i].name == string(key) {
-			return &d.fields[i]
+			return i
 		}
 	}
-	return nil
+	return -1
 }
 
 var (
@@ -129,20 +175,15 @@ var (
 	anyType             = reflect.TypeFor[any]()
 )
 
-// compile returns the decoder for t, or nil when t (or a type inside it)
-// is left to encoding/json.
+// compile returns the decoder for t.
 func compile(t reflect.Type) *decoder {
-	c := compiler{seen: map[reflect.Type]*decoder{}, ok: true}
-	d := c.compile(t)
-	if !c.ok {
-		return nil
-	}
-	return d
+	c := compiler{seen: map[reflect.Type]*decoder{}}
+	return c.compile(t)
 }
 
 type compiler struct {
-	seen map[reflect.Type]*decoder
-	ok   bool
+	seen      map[reflect.Type]*decoder
+	seenPlain map[reflect.Type]*decoder // see compilePlain
 }
 
 func (c *compiler) compile(t reflect.Type) *decoder {
@@ -160,6 +201,33 @@ func (c *compiler) compile(t reflect.Type) *decoder {
 		d.method = methodText
 		return d
 	}
+	c.compileKind(d)
+	return d
+}
+
+// compilePlain returns a decoder for t that decodes by t's kind even when
+// t's pointer has UnmarshalJSON or UnmarshalText: encoding/json does not
+// look for those methods on the value a named pointer type points to.
+func (c *compiler) compilePlain(t reflect.Type) *decoder {
+	pt := reflect.PointerTo(t)
+	if !pt.Implements(unmarshalerType) && !pt.Implements(textUnmarshalerType) {
+		return c.compile(t)
+	}
+	if d := c.seenPlain[t]; d != nil {
+		return d
+	}
+	if c.seenPlain == nil {
+		c.seenPlain = map[reflect.Type]*decoder{}
+	}
+	d := &decoder{typ: t}
+	c.seenPlain[t] = d
+	c.compileKind(d)
+	return d
+}
+
+// compileKind fills in d by its type's kind.
+func (c *compiler) compileKind(d *decoder) {
+	t := d.typ
 	switch t.Kind() {
 	case reflect.Bool:
 		d.kind = kindBool
@@ -180,14 +248,12 @@ func (c *compiler) compile(t reflect.Type) *decoder {
 			d.kind = kindAny
 		}
 	case reflect.Pointer:
-		if t.Name() != "" {
-			// encoding/json does not look for methods below a named
-			// pointer type; leave that to it.
-			c.ok = false
-			return d
-		}
 		d.kind = kindPointer
-		d.elem = c.compile(t.Elem())
+		if t.Name() != "" {
+			d.elem = c.compilePlain(t.Elem())
+		} else {
+			d.elem = c.compile(t.Elem())
+		}
 	case reflect.Slice:
 		d.kind = kindSlice
 		if t.Elem().Kind() == reflect.Uint8 {
@@ -201,10 +267,11 @@ func (c *compiler) compile(t reflect.Type) *decoder {
 		c.compileMap(d)
 	case reflect.Struct:
 		c.compileStruct(d)
-	default: // complex, chan, func, unsafe.Pointer
-		c.ok = false
+	default:
+		// Complex, channel, function and unsafe.Pointer values: no kind,
+		// so that every JSON value but null is a type error, as in
+		// encoding/json.
 	}
-	return d
 }
 
 func (c *compiler) compileMap(d *decoder) {
@@ -239,60 +306,44 @@ func (c *compiler) compileMap(d *decoder) {
 }
 
 // compileStruct lists the fields JSON members can fill, by the rules of
-// encoding/json for a struct without embedded fields.
+// encoding/json (see structFields).
 func (c *compiler) compileStruct(d *decoder) {
-	t := d.typ
 	d.kind = kindStruct
-	type candidate struct {
-		field
-		tagged bool
-	}
-	var cands []candidate
-	for i := range t.NumField() {
-		sf := t.Field(i)
-		tag := sf.Tag.Get("json")
-		if sf.Anonymous {
-			ft := sf.Type
-			if ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
+	for _, sf := range structFields(d.typ) {
+		f := field{name: sf.name, path: sf.name, quoted: sf.quoted}
+		// Follow the index through embedded structs, by value (adding
+		// offsets) or by pointer (a hop); the Go names of the embedded
+		// fields start the path that type errors name.
+		t := d.typ
+		var embedded []string
+		for k, i := range sf.index {
+			ft := t.Field(i)
+			last := k == len(sf.index)-1
+			if !last {
+				embedded = append(embedded, ft.Name)
 			}
-			if tag == "-" || (!sf.IsExported() && ft.Kind() != reflect.Struct) {
-				continue // ignored by encoding/json too
+			if ft.Type.Kind() == reflect.Pointer && (!last || ft.Anonymous && !ft.IsExported()) {
+				// An embedded pointer. One whose field is unexported can
+				// be followed but not set: its promoted fields, or its
+				// value when it is named by a tag, are only reachable
+				// while it is not nil.
+				f.hops = append(f.hops, hop{offset: f.offset + ft.Offset, elem: ft.Type.Elem(), settable: ft.IsExported()})
+				f.offset, t = 0, ft.Type.Elem()
+				if last {
+					f.dec = c.compile(t)
+				}
+				continue
 			}
-			c.ok = false // field promotion
-			return
-		}
-		if !sf.IsExported() || tag == "-" {
-			continue
-		}
-		name, opts, _ := strings.Cut(tag, ",")
-		if !validName(name) {
-			name = ""
-		}
-		if hasOption(opts, "string") && quotable(sf.Type) {
-			c.ok = false
-			return
-		}
-		cand := candidate{field: field{name: name, offset: sf.Offset}, tagged: name != ""}
-		if !cand.tagged {
-			cand.name = sf.Name
-		}
-		cand.dec = c.compile(sf.Type)
-		cands = append(cands, cand)
-	}
-	// Of fields sharing a name, a single tagged one wins; otherwise none
-	// of them is decoded.
-	for i, a := range cands {
-		keep := true
-		for j, b := range cands {
-			if i != j && a.name == b.name && (!a.tagged || b.tagged) {
-				keep = false
-				break
+			f.offset += ft.Offset
+			t = ft.Type
+			if last {
+				f.dec = c.compile(t)
 			}
 		}
-		if keep {
-			d.fields = append(d.fields, a.field)
+		if len(embedded) > 0 {
+			f.path = strings.Join(embedded, ".") + "." + f.name
 		}
+		d.fields = append(d.fields, f)
 	}
 	if len(d.fields) > linearFields {
 		d.byName = make(map[string]int32, len(d.fields))
@@ -300,6 +351,121 @@ func (c *compiler) compileStruct(d *decoder) {
 			d.byName[f.name] = int32(i)
 		}
 	}
+}
+
+// structField is a field of a struct type that JSON members fill, found
+// directly in the struct or promoted from an embedded one.
+type structField struct {
+	name   string
+	tagged bool  // named by its tag
+	index  []int // field indexes from the struct down to the field
+	quoted bool  // the `,string` option applies
+}
+
+// structFields returns the fields of struct type t that JSON members
+// fill, by encoding/json's rules. Exported fields (and the exported
+// fields of embedded structs, exported or not, by value or by pointer)
+// are named by their tag or their Go name; an embedded struct named by
+// its tag is a field like any other. Of the fields of one name, the least
+// nested wins; of several at that depth, a single tagged one; otherwise
+// none. A struct type is looked into at the shallowest depth it is
+// embedded at only, and its fields cancel out when it is embedded more
+// than once at that depth.
+func structFields(t reflect.Type) []structField {
+	type embedding struct {
+		typ   reflect.Type
+		index []int
+	}
+	var found []structField
+	next := []embedding{{typ: t}}
+	var count map[reflect.Type]int // how often each type of this depth is embedded
+	nextCount := map[reflect.Type]int{}
+	visited := map[reflect.Type]bool{}
+	for len(next) > 0 {
+		current := next
+		next = nil
+		count, nextCount = nextCount, map[reflect.Type]int{}
+		for _, e := range current {
+			if visited[e.typ] {
+				continue
+			}
+			visited[e.typ] = true
+			for i := range e.typ.NumField() {
+				sf := e.typ.Field(i)
+				if sf.Anonymous {
+					et := sf.Type
+					if et.Kind() == reflect.Pointer {
+						et = et.Elem()
+					}
+					if !sf.IsExported() && et.Kind() != reflect.Struct {
+						continue
+					}
+				} else if !sf.IsExported() {
+					continue
+				}
+				tag := sf.Tag.Get("json")
+				if tag == "-" {
+					continue
+				}
+				name, opts, _ := strings.Cut(tag, ",")
+				if !validName(name) {
+					name = ""
+				}
+				index := append(append([]int(nil), e.index...), i)
+				ft := sf.Type
+				if ft.Name() == "" && ft.Kind() == reflect.Pointer {
+					ft = ft.Elem()
+				}
+				if name == "" && sf.Anonymous && ft.Kind() == reflect.Struct {
+					// Promoted fields: one depth down.
+					nextCount[ft]++
+					if nextCount[ft] == 1 {
+						next = append(next, embedding{typ: ft, index: index})
+					}
+					continue
+				}
+				f := structField{name: name, tagged: name != "", index: index, quoted: hasOption(opts, "string") && quotable(sf.Type)}
+				if !f.tagged {
+					f.name = sf.Name
+				}
+				found = append(found, f)
+				if count[e.typ] > 1 {
+					// A copy, to cancel out with.
+					found = append(found, f)
+				}
+			}
+		}
+	}
+	slices.SortStableFunc(found, func(a, b structField) int {
+		if c := strings.Compare(a.name, b.name); c != 0 {
+			return c
+		}
+		if c := len(a.index) - len(b.index); c != 0 {
+			return c
+		}
+		if a.tagged != b.tagged {
+			if a.tagged {
+				return -1
+			}
+			return 1
+		}
+		return slices.Compare(a.index, b.index)
+	})
+	var fields []structField
+	for i := 0; i < len(found); {
+		j := i + 1
+		for j < len(found) && found[j].name == found[i].name {
+			j++
+		}
+		if g := found[i:j]; len(g) == 1 || len(g[0].index) < len(g[1].index) || g[0].tagged != g[1].tagged {
+			fields = append(fields, g[0])
+		}
+		i = j
+	}
+	// In the order of the struct, so that the first fields get the bits
+	// for repeated members.
+	slices.SortFunc(fields, func(a, b structField) int { return slices.Compare(a.index, b.index) })
+	return fields
 }
 
 // validName reports whether a tag name is used as the member name, as
@@ -348,15 +514,11 @@ func quotable(t reflect.Type) bool {
 // decoders caches decoders for types met at run time (see heldPointer).
 var decoders sync.Map // reflect.Type -> *decoder
 
-// decoderFor returns a decoder for t, falling back to encoding/json.
+// decoderFor returns a decoder for t.
 func decoderFor(t reflect.Type) *decoder {
 	if d, ok := decoders.Load(t); ok {
 		return d.(*decoder)
 	}
-	d := compile(t)
-	if d == nil {
-		d = &decoder{typ: t, kind: kindFallback}
-	}
-	actual, _ := decoders.LoadOrStore(t, d)
+	actual, _ := decoders.LoadOrStore(t, compile(t))
 	return actual.(*decoder)
 }

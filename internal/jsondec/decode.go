@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strconv"
 	"unsafe"
+
+	"github.com/mcpkit/mcpkit/internal/jsonvalid"
 )
 
 // decode decodes data into the value of d's type at ptr; top is the
@@ -18,11 +20,12 @@ func decode(d *decoder, top reflect.Type, data []byte, ptr unsafe.Pointer) error
 	if err == nil {
 		err = p.end()
 	}
+	p.release()
 	if err != nil {
 		if _, ok := err.(*SyntaxError); !ok {
-			// A method failed; as in encoding/json, malformed input is
+			// A method failed; as in encoding/json, refused input is
 			// reported first.
-			if serr := validate(data); serr != nil {
+			if serr := check(data); serr != nil {
 				return serr
 			}
 		}
@@ -84,16 +87,6 @@ func (p *parser) value(d *decoder, ptr unsafe.Pointer) error {
 				d, ptr = hd, hp
 				continue
 			}
-		case kindFallback:
-			start := p.pos
-			if err := p.skip(); err != nil {
-				return err
-			}
-			err := json.Unmarshal(p.data[start:p.pos], reflect.NewAt(d.typ, ptr).Interface())
-			if err != nil {
-				return p.methodError(err)
-			}
-			return nil
 		}
 		break
 	}
@@ -390,22 +383,55 @@ func (p *parser) structObject(d *decoder, ptr unsafe.Pointer) error {
 		p.depth--
 		return nil
 	}
+	// A repeated member is refused: seen has a bit for each of the first
+	// 64 fields met, and other names go to p.names, opened for this
+	// object at the first of them.
+	var seen uint64
+	named := false
 	for {
 		if c != '"' {
 			return p.invalid("looking for beginning of object key string")
 		}
-		key, err := p.text()
+		start := p.pos
+		key, escaped, err := p.key()
 		if err != nil {
 			return err
+		}
+		k := d.lookup(key)
+		if k >= 0 && k < 64 {
+			if seen&(1<<k) != 0 {
+				return wrapError(jsonvalid.DuplicateError(start, key))
+			}
+			seen |= 1 << k
+		} else {
+			if !named {
+				p.openNames()
+				named = true
+			}
+			if err := p.addName(start, escaped); err != nil {
+				return err
+			}
 		}
 		if err := p.colon(); err != nil {
 			return err
 		}
-		if f := d.lookup(key); f != nil {
+		if k >= 0 {
+			f := &d.fields[k]
+			target := unsafe.Add(ptr, f.offset)
+			if f.hops != nil {
+				target = p.follow(ptr, f)
+			}
 			p.level++
-			err = p.value(f.dec, unsafe.Add(ptr, f.offset))
+			switch {
+			case target == nil:
+				err = p.skip()
+			case f.quoted:
+				err = p.quotedValue(f.dec, target)
+			default:
+				err = p.value(f.dec, target)
+			}
 			if p.ctxLevel == p.level && p.ctxErr != nil {
-				p.addContext(d, f.name)
+				p.addContext(d, f.path)
 			}
 			p.level--
 		} else {
@@ -414,13 +440,39 @@ func (p *parser) structObject(d *decoder, ptr unsafe.Pointer) error {
 		if err != nil {
 			return err
 		}
-		if end, err := p.next(true); end || err != nil {
+		end, err := p.next(true)
+		if err != nil {
 			return err
+		}
+		if end {
+			if named {
+				p.names.Close()
+			}
+			return nil
 		}
 		if c, err = p.peek(); err != nil {
 			return err
 		}
 	}
+}
+
+// follow returns the address of field f, promoted through embedded
+// pointers, of the struct at ptr, allocating the pointers that are nil. It
+// returns nil, after recording an error as encoding/json does, when one of
+// them is nil and cannot be set.
+func (p *parser) follow(ptr unsafe.Pointer, f *field) unsafe.Pointer {
+	for _, h := range f.hops {
+		q := (*unsafe.Pointer)(unsafe.Add(ptr, h.offset))
+		if *q == nil {
+			if !h.settable {
+				p.saveError(fmt.Errorf("json: cannot set embedded pointer to unexported struct: %v", h.elem))
+				return nil
+			}
+			*q = reflect.New(h.elem).UnsafePointer()
+		}
+		ptr = *q
+	}
+	return unsafe.Add(ptr, f.offset)
 }
 
 // addContext prepends a struct member's name to the field path of the
@@ -462,13 +514,17 @@ func (p *parser) mapObject(d *decoder, ptr unsafe.Pointer) error {
 		elem = reflect.New(d.elem.typ).Elem()
 		elemPtr = elem.Addr().UnsafePointer()
 	}
+	p.openNames()
 	for {
 		if c != '"' {
 			return p.invalid("looking for beginning of object key string")
 		}
 		start := p.pos
-		key, err := p.text()
+		key, escaped, err := p.key()
 		if err != nil {
+			return err
+		}
+		if err := p.addName(start, escaped); err != nil {
 			return err
 		}
 		rawKey := p.data[start:p.pos:p.pos]
@@ -501,8 +557,13 @@ func (p *parser) mapObject(d *decoder, ptr unsafe.Pointer) error {
 				mv.SetMapIndex(k, elem)
 			}
 		}
-		if end, err := p.next(true); end || err != nil {
+		end, err := p.next(true)
+		if err != nil {
 			return err
+		}
+		if end {
+			p.names.Close()
+			return nil
 		}
 		if c, err = p.peek(); err != nil {
 			return err
@@ -707,12 +768,17 @@ func (p *parser) anyObject() (any, error) {
 		p.depth--
 		return m, nil
 	}
+	p.openNames()
 	for {
 		if c != '"' {
 			return nil, p.invalid("looking for beginning of object key string")
 		}
-		key, err := p.text()
+		start := p.pos
+		key, escaped, err := p.key()
 		if err != nil {
+			return nil, err
+		}
+		if err := p.addName(start, escaped); err != nil {
 			return nil, err
 		}
 		if err := p.colon(); err != nil {
@@ -728,6 +794,7 @@ func (p *parser) anyObject() (any, error) {
 			return nil, err
 		}
 		if end {
+			p.names.Close()
 			return m, nil
 		}
 		if c, err = p.peek(); err != nil {

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/mcpkit/mcpkit/internal/jsonvalid"
 )
 
 // differential decodes with Compile[T] and with encoding/json into values
@@ -35,6 +37,19 @@ func (c differential[T]) check(t *testing.T, data []byte, compare bool) {
 	}
 	gotErr := c.dec(data, &got)
 	wantErr := json.Unmarshal(data, &want)
+	// What jsonvalid.Check refuses (encoding/json accepts repeated names
+	// and invalid UTF-8) is a syntax error, the same one.
+	if cerr := jsonvalid.Check(data); cerr != nil {
+		var syn *SyntaxError
+		var ve *jsonvalid.Error
+		if !errors.As(gotErr, &syn) || !errors.As(gotErr, &ve) {
+			t.Fatalf("%s: %q: error %v, want a syntax error like %v", c.name, data, gotErr, cerr)
+		}
+		if want := cerr.(*jsonvalid.Error); ve.Offset != want.Offset || ve.Duplicate != want.Duplicate || ve.Member != want.Member {
+			t.Fatalf("%s: %q: error %v, jsonvalid.Check %v", c.name, data, gotErr, cerr)
+		}
+		return
+	}
 	if !compare {
 		return
 	}
@@ -104,6 +119,23 @@ var checkers = []checker{
 		x := &inner{A: 3}
 		*v = &x
 	}),
+	diff[embeds]("embeds", nil),
+	diff[[]embeds]("[]embeds", nil),
+	diff[embeds]("embeds prefilled", func(v *embeds) {
+		v.PBase = &PBase{Q: "keep"}
+		v.unexpPtr = &unexpPtr{UX: 1}
+	}),
+	diff[quotedAll]("quotedAll", nil),
+	diff[quotedAll]("quotedAll prefilled", func(v *quotedAll) {
+		n, s, u := 5, "s", upper("U")
+		v.P, v.PS, v.PT = &n, &s, &u
+	}),
+	diff[odd]("odd", nil),
+	diff[odd]("odd prefilled", func(v *odd) {
+		u := upper("u")
+		v.UP = &u
+		v.NP = &inner{A: 1}
+	}),
 }
 
 // keysComparable reports whether encoding/json's case-insensitive member
@@ -167,7 +199,14 @@ var fuzzSeeds = []string{
 	`{"in":{"a":1,"b":"x","c":["y"],"d":{"a":2}},"pin":{"a":3},"ins":[{"a":1},{"b":"c"}],"min":{"k":{"a":1},"n":null}}`,
 	`{"in":{"a":"x"}}`, `{"ins":[{"a":1},{"a":"bad"}]}`, `{"next":{"next":{"i":"x"}}}`,
 	`{"in":{"a":1},"in":{"b":"x"}}`, `{"ins":[{"a":1}],"ins":[{"b":"y"}]}`, `{"m":{"a":1},"m":{"b":2}}`, `{"a":1,"a":"x"}`,
+	`{"zz":1,"zz":2}`, `{"zz":{"q":1,"q":2}}`, `{"uj":{"q":1,"\u0071":2}}`, `{"ma":{"k":1,"k":2}}`, `{"a":{"k":[{"x":1,"x":1}]}}`,
+	`{"in":{"a":1,"a":2}}`, `{"text":1,"te\u0078t":2}`, `{"in":{"a":{"x":1,"y":5},"a":{"x":1}}}`, `[{"a":1},{"a":1}]`,
 	`{"skip":1,"-":2,"omit":"o","hidden":3,"Skip":4}`,
+	`{"id":1,"note":"n","other":2,"k":3,"l":4,"a1":5,"b1":6,"q":"x","qin":{"a":1},"ux":2,"tg":{"t":3},"extra":"e"}`,
+	`{"i":"12","i8":"300","u":"-1","f":"1e40","b":"true","s":"\"x\"","p":"1","ps":"\"y\"","n":"1e2","t":"\"q\"","pt":"\"r\"","r":"12","ms":"\"m\"","sl":[1]}`,
+	`{"i":12}`, `{"i":"x"}`, `{"i":""}`, `{"i":"nul"}`, `{"i":"true"}`, `{"s":"12"}`, `{"s":"x"}`, `{"b":"1"}`, `{"p":"null"}`, `{"p":null}`,
+	`{"n":"12x"}`, `{"n":"\"x\""}`, `{"t":"x"}`, `{"t":"\"a"}`, `{"i":[1]}`, `{"i":1e400}`, `{"pt":"null"}`, `{"r":"null"}`,
+	`{"np":{"a":1},"up":"x","c":null,"fn":null,"x":null,"u":null,"a":1}`, `{"up":null}`, `{"c":1}`, `{"fn":{}}`, `{"x":[1]}`, `{"u":"p"}`,
 	`{"next":null}`, `{}`, `[]`, `null`, `true`, `false`, `0`, `-1.5e+10`, `"str"`, `[1,"a",null]`, `[[[]]]`, `{"a":[{}]}`,
 	`[{"a":1},{"a":2},{"a":3}]`, `{"k":{"a":1},"l":null}`, `{"1":"a","-2":"b"}`, `{"key":"v"}`,
 	` {"text" : "x" } `, "\t\n\r {\"text\":\"x\"}\n",
@@ -238,7 +277,9 @@ func randomDoc(r *rand.Rand, depth int) string {
 				"18446744073709551615", "18446744073709551616", "-9223372036854775809", "1e400", "3.5e38", "0.000001"}[r.IntN(19)])
 		case 4, 5:
 			if r.IntN(4) == 0 {
-				b.WriteString([]string{`"aGVsbG8="`, `"12"`, `"1.5e3"`, `"-"`, `"AAA="`, `"!!"`}[r.IntN(6)])
+				quotedJSON := []string{`"aGVsbG8="`, `"12"`, `"1.5e3"`, `"-"`, `"AAA="`, `"!!"`, `"true"`, `"null"`, `"\"q\""`,
+					`"01"`, `""`, `"-1"`, `"1e2"`, `"nul"`, `"\"a"`, `" 1"`, `"1 "`, `"300"`, `"fals"`, `"[1]"`}
+				b.WriteString(quotedJSON[r.IntN(len(quotedJSON))])
 			} else {
 				str()
 			}
@@ -285,7 +326,8 @@ func randomDoc(r *rand.Rand, depth int) string {
 
 var memberNames = []string{"s", "ms", "i", "i8", "i16", "i32", "u", "u8", "u16", "u64", "f", "f32", "b", "p", "pp", "a", "pa",
 	"sl", "ss", "ar", "ab", "m", "ma", "ms2", "mi", "mu", "mn", "mt", "mf", "bs", "mb", "r", "n", "t", "pt", "ts", "uj", "puj",
-	"te", "st", "er", "in", "pin", "ins", "min", "next", "-", "omit", "hidden", "text", "c", "d", "1", "-1", "128", "key"}
+	"te", "st", "er", "in", "pin", "ins", "min", "next", "-", "omit", "hidden", "text", "c", "d", "1", "-1", "128", "key",
+	"id", "note", "other", "k", "l", "a1", "b1", "q", "qin", "ux", "tg", "extra", "np", "up", "fn", "x", "ps", "sl"}
 
 // TestDifferentialRandom compares with encoding/json on random documents
 // shaped like the test types, intact and with one byte damaged.

@@ -3,11 +3,14 @@ package jsondec
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/mcpkit/mcpkit/internal/jsonvalid"
 )
 
 // decodeCase decodes in with Compile[T] and compares with want, or with
@@ -108,12 +111,98 @@ func TestExactCase(t *testing.T) {
 	}
 }
 
+// TestDuplicates: a member name repeated in any object of the input is
+// refused, whatever the object is decoded into, or skipped.
+func TestDuplicates(t *testing.T) {
+	type many struct {
+		F [70]int `json:"-"`
+		A int     `json:"a"`
+		B int     `json:"b"`
+	}
+	fields := make([]reflect.StructField, 70)
+	for i := range fields {
+		fields[i] = reflect.StructField{Name: fmt.Sprintf("F%d", i), Type: reflect.TypeFor[int](), Tag: reflect.StructTag(fmt.Sprintf(`json:"f%d"`, i))}
+	}
+	wide := reflect.StructOf(fields)
+	for _, c := range []struct {
+		in     string
+		member string
+		offset int
+	}{
+		{`{"text":"a","text":"b"}`, "text", 12},
+		{`{"text":"a","te\u0078t":"b"}`, "text", 12},
+		{`{"te\u0078t":"a","text":"b"}`, "text", 17},
+		{`{"zz":1,"text":"a","zz":2}`, "zz", 19},
+		{`{"zz":{"q":1,"q":2}}`, "q", 13},
+		{`{"zz":[{"q":1},{"q":1,"r":2,"\u0071":3}]}`, "q", 28},
+		{`{"text":"x","uj":{"k":[{"a":1,"a":1}]}}`, "a", 30},
+		{"{\"\\u00e9\":1,\"\xc3\xa9\":2}", "é", 12},
+		{`{"":1,"":2}`, "", 6},
+	} {
+		for _, d := range []func([]byte) error{
+			func(b []byte) error { var v echo; return Compile[echo]()(b, &v) },
+			func(b []byte) error { var v all; return Compile[all]()(b, &v) },
+			func(b []byte) error { var v any; return Compile[any]()(b, &v) },
+			func(b []byte) error {
+				var v map[string]json.RawMessage
+				return Compile[map[string]json.RawMessage]()(b, &v)
+			},
+			func(b []byte) error { var v map[string]any; return Compile[map[string]any]()(b, &v) },
+			func(b []byte) error { var v many; return Compile[many]()(b, &v) },
+			func(b []byte) error {
+				return decode(compile(wide), reflect.PointerTo(wide), b, reflect.New(wide).UnsafePointer())
+			},
+			func(b []byte) error { var v embedded; return Compile[embedded]()(b, &v) }, // encoding/json decodes it
+		} {
+			err := d([]byte(c.in))
+			var syn *SyntaxError
+			var ve *jsonvalid.Error
+			if !errors.As(err, &syn) || !errors.As(err, &ve) || !ve.Duplicate || ve.Member != c.member || ve.Offset != c.offset {
+				t.Errorf("%s: %v (%+v), want duplicate %q at %d", c.in, err, ve, c.member, c.offset)
+			}
+		}
+	}
+	// Fields past the 64th, and other names, in a struct with many fields.
+	for _, in := range []string{`{"f69":1,"f69":2}`, `{"f1":1,"f69":2,"f1":3}`, `{"x":1,"f3":1,"x":2}`, `{"f70":1,"f69":1,"f70":1}`} {
+		v := reflect.New(wide)
+		if err := decode(compile(wide), v.Type(), []byte(in), v.UnsafePointer()); err == nil || !strings.Contains(err.Error(), "duplicate member") {
+			t.Errorf("%s: %v", in, err)
+		}
+	}
+	ok := `{"f0":0,"f1":1,"f63":63,"f64":64,"f69":69,"x":{"f0":0},"y":[{"f0":1},{"f0":2}]}`
+	v := reflect.New(wide)
+	if err := decode(compile(wide), v.Type(), []byte(ok), v.UnsafePointer()); err != nil || v.Elem().Field(69).Int() != 69 || v.Elem().Field(64).Int() != 64 {
+		t.Errorf("%s: %v", ok, err)
+	}
+	// The merge that used to let a repeated member past a schema check.
+	var a all
+	if err := Compile[all]()([]byte(`{"in":{"a":1,"b":"x"},"in":{"a":1}}`), &a); err == nil || !strings.Contains(err.Error(), `duplicate member "in"`) {
+		t.Errorf("merge: %v", err)
+	}
+}
+
+// TestNamesAfterError: decoding that stops inside objects leaves no names
+// behind for the next decode.
+func TestNamesAfterError(t *testing.T) {
+	dec := Compile[map[string]any]()
+	deep := strings.Repeat(`{"a":{"b":1,"c":[{"d":1,"e":2}],"f":`, 12) + `{"z":1,"z":2}` + strings.Repeat(`}}`, 12)
+	for range 50 {
+		var v map[string]any
+		if err := dec([]byte(deep), &v); err == nil || !strings.Contains(err.Error(), `duplicate member "z"`) {
+			t.Fatalf("deep: %v", err)
+		}
+		if err := dec([]byte(`{"a":1,"b":{"c":1,"d":1},"x":2,"z":3}`), &v); err != nil {
+			t.Fatalf("after an error: %v", err)
+		}
+	}
+}
+
 func TestScalars(t *testing.T) {
 	runCases(t, []decodeCase[all]{
 		{in: `{"s":"x","ms":"y","i":-5,"i8":-128,"i16":32767,"i32":-2147483648,"u":7,"u8":255,"u16":0,"u64":18446744073709551615,"f":-1.25e-3,"f32":0.5,"b":true}`,
 			want: all{S: "x", MS: "y", I: -5, I8: -128, I16: 32767, I32: -2147483648, U: 7, U8: 255, U64: math.MaxUint64, F: -1.25e-3, F32: 0.5, B: true}},
 		{in: `{"i":-0,"f":-0,"f32":1e-50}`, want: all{}},
-		{in: `{"n":-1.5e+3,"i":1,"i":2}`, want: all{N: "-1.5e+3", I: 2}},
+		{in: `{"n":-1.5e+3,"i":1}`, want: all{N: "-1.5e+3", I: 1}},
 		{in: `{"n":"42"}`, want: all{N: "42"}},
 		// null leaves values that are not pointers, maps, slices or interfaces.
 		{in: `{"s":null,"i":null,"b":null,"f":null,"ar":null,"in":null}`, want: all{}},
@@ -158,11 +247,14 @@ func TestStrings(t *testing.T) {
 		{in: `"\ud83dx"`, want: "\ufffdx"},
 		{in: `"\ud83d\u0041"`, want: "\ufffdA"},
 		{in: `"\ud83d\n"`, want: "\ufffd\n"},
-		{in: "\"h\xc3\xa9 \xef\xbf\xbd\"", want: "hé \ufffd"},
-		{in: "\"\xff\xfe\"", want: "\ufffd\ufffd"},
-		{in: "\"a\xe2\x82\"", want: "a\ufffd\ufffd"},
-		{in: "\"\xed\xa0\x80\"", want: "\ufffd\ufffd\ufffd"},
-		{in: "\"\xf4\x90\x80\x80\"", want: "\ufffd\ufffd\ufffd\ufffd"},
+		{in: "\"h\xc3\xa9 \xef\xbf\xbd \xf0\x9f\x98\x80\"", want: "hé \ufffd 😀"},
+		// Invalid UTF-8 is refused.
+		{in: "\"\xff\xfe\"", wantErr: "syntax error at offset 1: invalid UTF-8 in string"},
+		{in: "\"a\xe2\x82\"", wantErr: "syntax error at offset 2: invalid UTF-8 in string"},
+		{in: "\"\xed\xa0\x80\"", wantErr: "invalid UTF-8 in string"},
+		{in: "\"\xf4\x90\x80\x80\"", wantErr: "invalid UTF-8 in string"},
+		{in: "\"\xc0\xaf\"", wantErr: "invalid UTF-8 in string"},
+		{in: "\"ok\\n\xe9\"", wantErr: "syntax error at offset 5: invalid UTF-8 in string"},
 		{in: "\"\x7f\"", want: "\x7f"},
 		{in: "\"a\x01\"", wantErr: `invalid character '\x01' in string literal`},
 		{in: "\"a\nb\"", wantErr: `invalid character '\n' in string literal`},
@@ -183,10 +275,10 @@ func TestPointersAndNull(t *testing.T) {
 	px := &x
 	runCases(t, []decodeCase[all]{
 		{in: `{"p":1,"pp":"x"}`, want: all{P: &one, PP: &px}},
-		{in: `{"p":1,"p":null,"pp":null}`, want: all{}},
+		{in: `{"p":null,"pp":null}`, want: all{}},
 		{in: `{"pa":null}`, want: all{}},
 		{in: `{"pa":{"k":null}}`, want: all{PA: ptr[any](map[string]any{"k": nil})}},
-		{in: `{"sl":[1],"sl":null,"m":{"a":1},"m":null,"a":1,"a":null,"bs":"AA==","bs":null,"pin":{},"pin":null}`, want: all{}},
+		{in: `{"sl":null,"m":null,"a":null,"bs":null,"pin":null}`, want: all{}},
 	})
 	runCases(t, []decodeCase[*inner]{{in: `null`, want: nil}, {in: `{"a":1}`, want: &inner{A: 1}}})
 	runCases(t, []decodeCase[**int]{{in: `2`, want: ptr(ptr(2))}, {in: `null`, want: nil}})
@@ -209,9 +301,9 @@ func TestSlicesArraysMaps(t *testing.T) {
 		{in: `{"sl":[1,2,3],"ss":[["a"],[],null]}`, want: all{Sl: []int{1, 2, 3}, SS: [][]string{{"a"}, {}, nil}}},
 		{in: `{"sl":[]}`, want: all{Sl: []int{}}},
 		{in: `{"ar":["a","b","c"],"ab":[1,2]}`, want: all{Ar: [2]string{"a", "b"}, AB: [3]byte{1, 2, 0}}},
-		{in: `{"ar":["a","b"],"ar":["c"]}`, want: all{Ar: [2]string{"c", ""}}},
+		{in: `{"ar":["c"]}`, want: all{Ar: [2]string{"c", ""}}},
 		{in: `{"ab":"AQID"}`, wantErr: "cannot unmarshal string into Go struct field all.ab of type [3]uint8"},
-		{in: `{"m":{"a":1,"b":2},"m":{"c":3}}`, want: all{M: map[string]int{"a": 1, "b": 2, "c": 3}}},
+		{in: `{"m":{"a":1,"b":2,"c":3}}`, want: all{M: map[string]int{"a": 1, "b": 2, "c": 3}}},
 		{in: `{"ms2":{"a":"x","b":null}}`, want: all{MS2: map[string]string{"a": "x", "b": ""}}},
 		{in: `{"mi":{"-128":"a","127":"b"},"mu":{"65535":true},"mn":{"k":1}}`,
 			want: all{MI: map[int8]string{-128: "a", 127: "b"}, MU: map[uint16]bool{65535: true}, MN: map[myString]int{"k": 1}}},
@@ -222,7 +314,7 @@ func TestSlicesArraysMaps(t *testing.T) {
 		{in: `{"mt":{"toolongkey":1}}`, wantErr: `textKey: "toolongkey" too long`},
 		{in: `{"mf":{"1":1}}`, wantErr: "cannot unmarshal object into Go struct field all.mf of type map[float64]int"},
 		{in: `{"mf":null}`, want: all{}},
-		{in: `{"ins":[{"a":1},{"b":"x"}],"ins":[{"b":"y"}]}`, want: all{Ins: []inner{{A: 1, B: "y"}}}},
+		{in: `{"ins":[{"a":1},{"b":"x"}]}`, want: all{Ins: []inner{{A: 1}, {B: "x"}}}},
 		{in: `{"min":{"k":{"a":1},"n":null}}`, want: all{MIn: map[string]*inner{"k": {A: 1}, "n": nil}}},
 	})
 	runCases(t, []decodeCase[[]int]{{in: `[1, 2 ,3 ]`, want: []int{1, 2, 3}}, {in: `[]`, want: []int{}}, {in: `null`, want: nil}})
@@ -249,7 +341,7 @@ func TestInterfaces(t *testing.T) {
 		{in: `{"st":"x"}`, wantErr: "cannot unmarshal string into Go struct field all.st of type fmt.Stringer"},
 		{in: `{"er":{}}`, wantErr: "cannot unmarshal object into Go struct field all.er of type error"},
 		{in: `{"er":1}`, wantErr: "cannot unmarshal number into Go struct field all.er of type error"},
-		{in: `{"a":{"x":1},"a":[2]}`, want: all{A: []any{2.0}}},
+		{in: `{"a":[2]}`, want: all{A: []any{2.0}}},
 	})
 	// An interface holding a pointer is decoded through it.
 	dec := Compile[any]()
@@ -278,7 +370,7 @@ func TestMethods(t *testing.T) {
 			want: all{T: "SHOUT", PT: ptr(upper("X")), TS: textSlice{3}, UJ: rawRec{`{"k" : [1]}`}, TE: typeErrRec{3}}},
 		{in: `{"t":"a\u0062"}`, want: all{T: "AB"}},
 		{in: `{"uj":null,"puj":"x"}`, want: all{UJ: rawRec{"null"}, PUJ: &rawRec{`"x"`}}},
-		{in: `{"t":null,"pt":null,"ts":[1],"ts":null}`, wantErr: "cannot unmarshal array into Go struct field all.ts of type jsondec.textSlice"},
+		{in: `{"t":null,"pt":null,"ts":[1]}`, wantErr: "cannot unmarshal array into Go struct field all.ts of type jsondec.textSlice"},
 		{in: `{"ts":null}`, want: all{}},
 		{in: `{"t":1}`, wantErr: "json: cannot unmarshal number into Go struct field all.t of type jsondec.upper"},
 		{in: `{"pt":true}`, wantErr: "json: cannot unmarshal bool into Go struct field all.pt of type *jsondec.upper"},
@@ -325,12 +417,6 @@ type embedded struct {
 	Extra string `json:"extra"`
 }
 
-type quoted struct {
-	N int `json:"n,string"`
-}
-
-type namedPtr *inner
-
 type withChan struct {
 	C chan int `json:"c"`
 }
@@ -345,37 +431,102 @@ type ignoredQuoted struct {
 	S []int `json:"s,string"`
 }
 
-func TestFallback(t *testing.T) {
-	for name, fallback := range map[string]bool{
-		"embedded":                  compile(reflect.TypeFor[embedded]()) == nil,
-		"quoted":                    compile(reflect.TypeFor[quoted]()) == nil,
-		"named pointer":             compile(reflect.TypeFor[namedPtr]()) == nil,
-		"chan":                      compile(reflect.TypeFor[withChan]()) == nil,
-		"complex":                   compile(reflect.TypeFor[[]withComplex]()) == nil,
-		"deep":                      compile(reflect.TypeFor[map[string][]*embedded]()) == nil,
-		"ignored ,string (handled)": compile(reflect.TypeFor[ignoredQuoted]()) != nil,
-		"embedded unexported non-struct (handled)": compile(reflect.TypeFor[struct {
-			embInt
-			A int
-		}]()) != nil,
-		"all (handled)": compile(reflect.TypeFor[all]()) != nil,
-	} {
-		if !fallback {
-			t.Errorf("%s: wrong choice", name)
-		}
-	}
-	// The fallback is encoding/json itself, case folding included.
+// TestFormerFallbacks: the types encoding/json used to decode are
+// decoded here too, with exact member names.
+func TestFormerFallbacks(t *testing.T) {
+	// Embedded fields: promoted, matched exactly.
 	var e embedded
-	if err := Compile[embedded]()([]byte(`{"A":1,"EXTRA":"x"}`), &e); err != nil || e.A != 1 || e.Extra != "x" {
+	if err := Compile[embedded]()([]byte(`{"A":1,"EXTRA":"x","a":2,"b":"y","extra":"z"}`), &e); err != nil || e.A != 2 || e.B != "y" || e.Extra != "z" {
 		t.Errorf("embedded: %v %+v", err, e)
 	}
-	var q quoted
-	if err := Compile[quoted]()([]byte(`{"n":"12"}`), &q); err != nil || q.N != 12 {
+	var viaJSON embedded
+	if err := json.Unmarshal([]byte(`{"A":1,"EXTRA":"x"}`), &viaJSON); err != nil || viaJSON.A != 1 || viaJSON.Extra != "x" {
+		t.Errorf("encoding/json no longer folds case: %+v", viaJSON)
+	}
+	var em embeds
+	err := Compile[embeds]()([]byte(`{"id":1,"note":"n","other":2,"k":3,"a1":4,"q":"q","qin":{"a":6},"ux":7,"tg":{"t":8},"ID":9,"Q":"x"}`), &em)
+	want := embeds{Base: Base{ID: 1, Note: "n"}, ViaA: ViaA{Common: Common{K: 3}, A1: 4}, Other: 2,
+		PBase: &PBase{Q: "q", In: inner{A: 6}}, Tagged: Tagged{T: 8}}
+	if err == nil || err.Error() != "json: cannot set embedded pointer to unexported struct: jsondec.unexpPtr" || !reflect.DeepEqual(em, want) {
+		t.Errorf("embeds: %v\n got %+v\nwant %+v", err, em, want)
+	}
+	// Type errors name the embedded fields on the way.
+	for in, want := range map[string]string{
+		`{"qin":{"a":"x"}}`: "json: cannot unmarshal string into Go struct field inner.PBase.qin.a of type int",
+		`{"k":"x"}`:         "json: cannot unmarshal string into Go struct field embeds.ViaA.Common.k of type int",
+	} {
+		var em embeds
+		if err := Compile[embeds]()([]byte(in), &em); err == nil || err.Error() != want {
+			t.Errorf("embeds type error: %v, want %s", err, want)
+		}
+		if err := json.Unmarshal([]byte(in), &em); err == nil || err.Error() != want {
+			t.Errorf("encoding/json says %v, not %s", err, want)
+		}
+	}
+	// `,string`.
+	var q quotedAll
+	if err := Compile[quotedAll]()([]byte(`{"i":"-12","u":"7","f":"1.5","b":"true","s":"\"x\"","p":"3","n":"1e3","t":"\"up\"","TT":"1"}`), &q); err != nil ||
+		q.I != -12 || q.U != 7 || q.F != 1.5 || !q.B || q.S != "x" || *q.P != 3 || q.N != "1e3" || q.T != "UP" {
 		t.Errorf("quoted: %v %+v", err, q)
 	}
 	var iq ignoredQuoted
 	if err := Compile[ignoredQuoted]()([]byte(`{"s":[1]}`), &iq); err != nil || !reflect.DeepEqual(iq.S, []int{1}) {
 		t.Errorf("ignored ,string: %v %+v", err, iq)
+	}
+	// Named pointers, channels, functions, complex numbers.
+	var o odd
+	if err := Compile[odd]()([]byte(`{"np":{"a":1},"c":null,"fn":null,"x":null,"u":null}`), &o); err != nil || o.NP == nil || o.NP.A != 1 {
+		t.Errorf("odd: %v %+v", err, o)
+	}
+	if err := Compile[odd]()([]byte(`{"x":1}`), &o); err == nil || err.Error() != "json: cannot unmarshal number into Go struct field odd.x of type complex64" {
+		t.Errorf("complex: %v", err)
+	}
+	var wc []withChan
+	if err := Compile[[]withChan]()([]byte(`[{"c":null},{"c":[1]}]`), &wc); err == nil || len(wc) != 2 || !strings.Contains(err.Error(), "of type chan int") {
+		t.Errorf("chan: %v", err)
+	}
+}
+
+// TestEmbeddingRules compares with encoding/json on structs whose
+// promoted fields conflict, built with reflect (vet refuses their tags).
+func TestEmbeddingRules(t *testing.T) {
+	field := func(name string, typ reflect.Type, tag string) reflect.StructField {
+		return reflect.StructField{Name: name, Type: typ, Tag: reflect.StructTag(tag), Anonymous: tag == "" && name == typ.Name()}
+	}
+	intType := reflect.TypeFor[int]()
+	types := []reflect.Type{
+		// Same depth, both tagged: "id" cancels out.
+		reflect.StructOf([]reflect.StructField{field("Base", reflect.TypeFor[Base](), ""), field("BaseAlt", reflect.TypeFor[BaseAlt](), "")}),
+		// Common embedded twice at one depth: "k" and "l" cancel out.
+		reflect.StructOf([]reflect.StructField{field("ViaA", reflect.TypeFor[ViaA](), ""), field("ViaB", reflect.TypeFor[ViaB](), "")}),
+		// A shallower field wins; an embedded struct with a tag is a field.
+		reflect.StructOf([]reflect.StructField{field("ViaA", reflect.TypeFor[ViaA](), ""), field("L", intType, `json:"l"`),
+			field("Base", reflect.TypeFor[Base](), `json:"base"`), field("K", intType, ""), field("Note", intType, `json:"note"`)}),
+		// Common at depth 1 and 2: the shallow one only.
+		reflect.StructOf([]reflect.StructField{field("Common", reflect.TypeFor[Common](), ""), field("ViaA", reflect.TypeFor[ViaA](), "")}),
+		// An untagged field beside a tagged one at the same depth.
+		reflect.StructOf([]reflect.StructField{field("Base", reflect.TypeFor[Base](), ""), field("Id", intType, ""), field("X", intType, `json:"id"`)}),
+	}
+	inputs := []string{
+		`{"id":1,"note":"n","other":2,"k":3,"l":4,"a1":5,"b1":6,"base":{"id":7}}`,
+		`{"id":"s","note":1}`, `{"k":"x"}`, `{"l":"x","base":{"note":1}}`, `{"base":null}`,
+	}
+	for i, typ := range types {
+		d := compile(typ)
+		more := []string(nil)
+		if i == 2 || i == 4 {
+			// Keys that are these types' exact names: encoding/json does
+			// not fold them.
+			more = []string{`{"K":8,"k":1}`, `{"Id":9,"id":2}`, `{"Id":"x"}`}
+		}
+		for _, in := range append(more, inputs...) {
+			got, want := reflect.New(typ), reflect.New(typ)
+			gotErr := decode(d, got.Type(), []byte(in), got.UnsafePointer())
+			wantErr := json.Unmarshal([]byte(in), want.Interface())
+			if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) || !reflect.DeepEqual(got.Interface(), want.Interface()) {
+				t.Errorf("%v %s:\n got %+v, %v\nwant %+v, %v", typ, in, got.Elem(), gotErr, want.Elem(), wantErr)
+			}
+		}
 	}
 }
 

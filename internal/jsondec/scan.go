@@ -4,22 +4,36 @@ import (
 	"encoding/json"
 	"reflect"
 	"strconv"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/mcpkit/mcpkit/internal/jsonvalid"
 )
 
 // maxDepth bounds the nesting of arrays and objects, as in encoding/json.
 const maxDepth = 10000
 
-// A SyntaxError describes malformed JSON input.
+// A SyntaxError describes refused input: malformed JSON, invalid UTF-8 or
+// a member name repeated in an object. It wraps the *jsonvalid.Error that
+// says which, the repeated name included.
 type SyntaxError struct {
 	msg    string
 	Offset int64 // the input offset where the error was detected
+	cause  *jsonvalid.Error
+}
+
+// wrapError returns the SyntaxError for e.
+func wrapError(e *jsonvalid.Error) *SyntaxError {
+	return &SyntaxError{msg: e.Msg, Offset: int64(e.Offset), cause: e}
 }
 
 func (e *SyntaxError) Error() string {
 	return "json: syntax error at offset " + strconv.FormatInt(e.Offset, 10) + ": " + e.msg
 }
+
+// Unwrap returns the *jsonvalid.Error behind e.
+func (e *SyntaxError) Unwrap() error { return e.cause }
 
 // parser holds the state of one decode call.
 type parser struct {
@@ -38,6 +52,31 @@ type parser struct {
 	ctxLevel   int
 	ctxStarted bool
 	level      int // struct members being decoded, one inside the other
+
+	// names holds the member names of the objects being read, to refuse
+	// a repeated one (struct fields are tracked apart, see structObject).
+	// It comes from namesPool when the first object needs it.
+	names *jsonvalid.Names
+}
+
+var namesPool = sync.Pool{New: func() any { return new(jsonvalid.Names) }}
+
+// openNames notes the start of an object with members whose names go to
+// p.names.
+func (p *parser) openNames() {
+	if p.names == nil {
+		p.names = namesPool.Get().(*jsonvalid.Names)
+	}
+	p.names.Open()
+}
+
+// release returns p.names to the pool.
+func (p *parser) release() {
+	if p.names != nil {
+		p.names.Reset()
+		namesPool.Put(p.names)
+		p.names = nil
+	}
 }
 
 // typeError records a value that does not fit type t, unless one was
@@ -46,6 +85,14 @@ func (p *parser) typeError(e *json.UnmarshalTypeError) {
 	if p.err == nil {
 		p.err = e
 		p.ctxErr, p.ctxLevel, p.ctxStarted = e, p.level, false
+	}
+}
+
+// saveError records an error other than a type error, returned after the
+// rest has been decoded unless an error was recorded already.
+func (p *parser) saveError(err error) {
+	if p.err == nil {
+		p.err = err
 	}
 }
 
@@ -60,7 +107,16 @@ func (p *parser) methodError(err error) error {
 
 //go:noinline
 func (p *parser) syntaxError(msg string) error {
-	return &SyntaxError{msg: msg, Offset: int64(p.pos)}
+	return wrapError(&jsonvalid.Error{Offset: p.pos, Msg: msg})
+}
+
+// addName records the name of a member of the innermost object, the
+// string data[start:p.pos], and refuses a repeated one.
+func (p *parser) addName(start int, escaped bool) error {
+	if e := p.names.Add(p.data, start, p.pos, escaped); e != nil {
+		return wrapError(e)
+	}
+	return nil
 }
 
 //go:noinline
@@ -246,14 +302,14 @@ func isHex(c byte) bool {
 }
 
 // str reads the string at p.pos (its opening quote) and returns its
-// content between the quotes. plain reports that the content is its own
-// value: no escapes and valid UTF-8; otherwise unescape gives the value.
+// content between the quotes; invalid UTF-8 is a syntax error. plain
+// reports that the content is its own value, without escapes; otherwise
+// unescape gives the value.
 func (p *parser) str() (raw []byte, plain bool, err error) {
 	data := p.data
 	start := p.pos + 1
 	i := start
 	plain = true
-	high := false
 	for {
 		for i < len(data) && plainByte[data[i]] {
 			i++
@@ -265,9 +321,6 @@ func (p *parser) str() (raw []byte, plain bool, err error) {
 		case c == '"':
 			raw = data[start:i]
 			p.pos = i + 1
-			if plain && high {
-				plain = utf8.Valid(raw)
-			}
 			return raw, plain, nil
 		case c == '\\':
 			plain = false
@@ -296,8 +349,12 @@ func (p *parser) str() (raw []byte, plain bool, err error) {
 			p.pos = i
 			return nil, false, p.invalid("in string literal")
 		default: // not ASCII
-			high = true
-			i++
+			r, n := utf8.DecodeRune(data[i:])
+			if r == utf8.RuneError && n == 1 {
+				p.pos = i
+				return nil, false, p.syntaxError("invalid UTF-8 in string")
+			}
+			i += n
 		}
 	}
 }
@@ -327,6 +384,19 @@ func (p *parser) text() ([]byte, error) {
 	return unescape(make([]byte, 0, len(raw)), raw), nil
 }
 
+// key reads the object key at p.pos and returns its value, which may
+// share the input's memory, and whether it had escapes.
+func (p *parser) key() ([]byte, bool, error) {
+	raw, plain, err := p.str()
+	if err != nil {
+		return nil, false, err
+	}
+	if plain {
+		return raw[:len(raw):len(raw)], false, nil
+	}
+	return unescape(make([]byte, 0, len(raw)), raw), true, nil
+}
+
 // hex4 decodes four hexadecimal digits.
 func hex4(b []byte) rune {
 	var r rune
@@ -345,8 +415,8 @@ func hex4(b []byte) rune {
 }
 
 // unescape appends the value of string content raw, already checked by
-// str, to dst: escapes decoded, and invalid UTF-8 and unpaired surrogates
-// replaced by U+FFFD.
+// str, to dst: escapes decoded, and unpaired surrogates replaced by U+FFFD
+// (as is invalid UTF-8, which str refuses).
 func unescape(dst, raw []byte) []byte {
 	for i := 0; i < len(raw); {
 		c := raw[i]
@@ -437,6 +507,7 @@ func (p *parser) skip() error {
 					n--
 					break
 				}
+				p.openNames()
 				if err := p.skipKey(e); err != nil {
 					return err
 				}
@@ -491,6 +562,9 @@ func (p *parser) skip() error {
 			if obj && c == '}' || !obj && c == ']' {
 				p.pos++
 				n--
+				if obj {
+					p.names.Close()
+				}
 				continue
 			}
 			if obj {
@@ -506,7 +580,12 @@ func (p *parser) skipKey(c byte) error {
 	if c != '"' {
 		return p.invalid("looking for beginning of object key string")
 	}
-	if _, _, err := p.str(); err != nil {
+	start := p.pos
+	_, plain, err := p.str()
+	if err != nil {
+		return err
+	}
+	if err := p.addName(start, !plain); err != nil {
 		return err
 	}
 	return p.colon()
@@ -518,13 +597,4 @@ func (p *parser) end() error {
 		return p.invalid("after top-level value")
 	}
 	return nil
-}
-
-// validate returns the syntax error in data, if any.
-func validate(data []byte) error {
-	p := parser{data: data}
-	if err := p.skip(); err != nil {
-		return err
-	}
-	return p.end()
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"unsafe"
 )
 
 // Types shared by the table tests and the fuzz test. Member names are all
@@ -137,4 +138,97 @@ type all struct {
 	Omit string            `json:"omit,omitempty"`
 
 	hidden int
+}
+
+// Types with embedded structs.
+
+type Base struct {
+	ID   int    `json:"id"`
+	Note string `json:"note"`
+}
+
+// BaseAlt, Common, ViaA and ViaB make name conflicts in structs built by
+// TestEmbeddingRules (vet refuses such tags in source).
+type BaseAlt struct {
+	ID    string `json:"id"`
+	Other int    `json:"other"`
+}
+
+type Common struct {
+	K int `json:"k"`
+	L int `json:"l"`
+}
+
+type ViaA struct {
+	Common
+	A1 int `json:"a1"`
+}
+
+type ViaB struct {
+	Common
+	B1 int `json:"b1"`
+}
+
+type PBase struct {
+	Q  string `json:"q"`
+	In inner  `json:"qin"`
+}
+
+type unexpPtr struct {
+	UX int `json:"ux"`
+}
+
+type Tagged struct {
+	T int `json:"t"`
+}
+
+type embeds struct {
+	Base
+	ViaA
+	*PBase    // allocated when one of its fields is met
+	*unexpPtr // cannot be allocated: an error when nil
+	Tagged    `json:"tg"`
+	Extra     string `json:"extra"`
+	Other     int    `json:"other"`
+}
+
+// rawInt has an int kind and UnmarshalJSON.
+type rawInt int
+
+func (r *rawInt) UnmarshalJSON(b []byte) error {
+	*r = rawInt(len(b))
+	return nil
+}
+
+type quotedAll struct {
+	I  int         `json:"i,string"`
+	I8 int8        `json:"i8,string"`
+	U  uint16      `json:"u,string"`
+	F  float32     `json:"f,string"`
+	B  bool        `json:"b,string"`
+	S  string      `json:"s,string"`
+	P  *int        `json:"p,string"`
+	PS *string     `json:"ps,string"`
+	N  json.Number `json:"n,string"`
+	T  upper       `json:"t,string"`
+	PT *upper      `json:"pt,string"`
+	R  rawInt      `json:"r,string"`
+	MS myString    `json:"ms,string"`
+	Sl []int       `json:"sl,string"` // the option does not apply
+}
+
+type namedPtr *inner
+
+// upperPtr is a named pointer to a type with UnmarshalText, which
+// encoding/json does not call through it.
+type upperPtr *upper
+
+type odd struct {
+	NP namedPtr       `json:"np"`
+	UP upperPtr       `json:"up"`
+	C  chan int       `json:"c"`
+	Fn func()         `json:"fn"`
+	X  complex64      `json:"x"`
+	U  unsafe.Pointer `json:"u"`
+	A  any            `json:"a"`
 }

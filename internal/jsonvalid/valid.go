@@ -1,8 +1,15 @@
-// Package jsonvalid reports whether bytes are one valid JSON value, exactly
-// as encoding/json.Valid does (RFC 8259 grammar, strings not checked for
-// UTF-8, at most 10000 levels of nesting), without allocating and several
-// times faster: it scans bytes in tight loops instead of running a state
-// machine call per byte.
+// Package jsonvalid checks JSON text without decoding it and without
+// allocating.
+//
+// [Valid] reports whether bytes are one JSON value exactly as
+// encoding/json.Valid does (RFC 8259 grammar, strings not checked for
+// UTF-8, repeated member names allowed, at most 10000 levels of nesting),
+// several times faster: it scans bytes in tight loops instead of running
+// a state machine call per byte.
+//
+// [Check] is the stricter gate for data a peer sent: the same grammar,
+// plus valid UTF-8 in every string and no repeated member name in any
+// object, and it says what is wrong and where in an *[Error].
 package jsonvalid
 
 // maxDepth is encoding/json's nesting limit.
@@ -26,7 +33,9 @@ var hex = func() (t [256]bool) {
 }()
 
 // Valid reports whether data is exactly one JSON value, optionally
-// surrounded by white space.
+// surrounded by white space, with the semantics of encoding/json.Valid:
+// invalid UTF-8 inside strings and repeated member names are accepted.
+// Use [Check] for input that must be refused in those cases.
 func Valid(data []byte) bool {
 	// One bit per open container: set for an object, clear for an array.
 	var words [4]uint64

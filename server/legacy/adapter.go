@@ -217,7 +217,7 @@ func (a *Adapter) initialize(ctx context.Context, req *transport.Request) (proto
 	msg := req.Message
 	var p initializeParams
 	if len(msg.Params) > 0 {
-		if err := json.Unmarshal(msg.Params, &p); err != nil {
+		if err := jsonrpc.Unmarshal(msg.Params, &p); err != nil {
 			return nil, protocol.InvalidParams("invalid initialize params: " + err.Error())
 		}
 	}

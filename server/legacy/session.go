@@ -2,7 +2,6 @@ package legacy
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -218,7 +217,7 @@ func (s *Session) handleNotification(msg *jsonrpc.Message) {
 		s.save()
 	case protocol.NotificationCancelled:
 		var p protocol.CancelledParams
-		if json.Unmarshal(msg.Params, &p) != nil {
+		if jsonrpc.Unmarshal(msg.Params, &p) != nil {
 			return
 		}
 		s.mu.Lock()
@@ -285,7 +284,7 @@ func (s *Session) handle(ctx context.Context, req *transport.Request) (protocol.
 		var p struct {
 			Level protocol.LoggingLevel `json:"level"`
 		}
-		if err := json.Unmarshal(orEmpty(msg.Params), &p); err != nil || p.Level.Severity() < 0 {
+		if err := jsonrpc.Unmarshal(orEmpty(msg.Params), &p); err != nil || p.Level.Severity() < 0 {
 			return nil, protocol.InvalidParams("logging/setLevel needs a valid level")
 		}
 		s.mu.Lock()
@@ -297,7 +296,7 @@ func (s *Session) handle(ctx context.Context, req *transport.Request) (protocol.
 		var p struct {
 			URI string `json:"uri"`
 		}
-		if err := json.Unmarshal(orEmpty(msg.Params), &p); err != nil || p.URI == "" {
+		if err := jsonrpc.Unmarshal(orEmpty(msg.Params), &p); err != nil || p.URI == "" {
 			return nil, protocol.InvalidParams(msg.Method + " needs a uri")
 		}
 		s.mu.Lock()

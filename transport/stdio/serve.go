@@ -410,7 +410,7 @@ var errShuttingDown = jsonrpc.NewError(protocol.CodeInternalError, "server shutt
 // cancelled and nothing more is written for it.
 func (c *conn) cancel(params json.RawMessage) {
 	var p protocol.CancelledParams
-	if len(params) == 0 || json.Unmarshal(params, &p) != nil || !p.RequestID.IsValid() {
+	if len(params) == 0 || jsonrpc.Unmarshal(params, &p) != nil || !p.RequestID.IsValid() {
 		return // malformed cancellations are ignored
 	}
 	c.mu.Lock()

@@ -1,0 +1,164 @@
+package jsonrpc
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+)
+
+type callParams struct {
+	Name      string         `json:"name"`
+	Arguments map[string]any `json:"arguments"`
+	Meta      *struct {
+		Token json.RawMessage `json:"progressToken"`
+	} `json:"_meta"`
+}
+
+// rawKeeper decodes itself with its own method.
+type rawKeeper struct{ raw string }
+
+func (r *rawKeeper) UnmarshalJSON(b []byte) error {
+	r.raw = string(b)
+	return nil
+}
+
+// unmarshalTargets returns fresh pointers to values of several kinds.
+func unmarshalTargets() []any {
+	return []any{new(callParams), new(any), new(map[string]any), new(map[string]json.RawMessage), new(json.RawMessage), new(rawKeeper), new([]callParams)}
+}
+
+func TestUnmarshalRefuses(t *testing.T) {
+	for _, c := range []struct {
+		in     string
+		dup    bool
+		member string
+		offset int
+	}{
+		{`{"name":"a","name":"b"}`, true, "name", 12},
+		{`{"name":"a","n\u0061me":"b"}`, true, "name", 12},
+		{`{"arguments":{"x":{"max":1,"y":5},"x":{"max":1}}}`, true, "x", 34},
+		{`{"_meta":{"progressToken":1,"progressToken":2}}`, true, "progressToken", 28},
+		{`[{"name":"a"},{"other":{"k":[{"z":1,"z":2}]}}]`, true, "z", 36},
+		{"{\"name\":\"\xff\"}", false, "", 9},
+		{`{"name":"a"`, false, "", 11},
+		{"\xef\xbb\xbf{}", false, "", 0},
+		{`{"name":"a"} {}`, false, "", 13},
+	} {
+		for _, v := range unmarshalTargets() {
+			zero := reflect.New(reflect.TypeOf(v).Elem()).Interface()
+			err := Unmarshal([]byte(c.in), v)
+			var se *SyntaxError
+			if !errors.As(err, &se) || se.Duplicate != c.dup || se.Member != c.member || se.Offset != c.offset {
+				t.Errorf("Unmarshal(%s, %T) = %v (%+v), want duplicate %v %q at %d", c.in, v, err, se, c.dup, c.member, c.offset)
+				continue
+			}
+			if !reflect.DeepEqual(v, zero) {
+				t.Errorf("Unmarshal(%s, %T) changed the value: %+v", c.in, v, v)
+			}
+		}
+	}
+	if err := Unmarshal([]byte(`{"a":1,"a":2}`), new(any)); err == nil || err.Error() != `jsonrpc: duplicate member "a" at offset 7` {
+		t.Errorf("message: %v", err)
+	}
+}
+
+func TestUnmarshalExactNames(t *testing.T) {
+	var p callParams
+	in := `{"Name":"x","NAME":"y","arguments":{"A":1,"a":2},"Arguments":{"b":3},"_META":{"progressToken":1},"_meta":{"ProgressToken":2}}`
+	if err := Unmarshal([]byte(in), &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Name != "" || !reflect.DeepEqual(p.Arguments, map[string]any{"A": 1.0, "a": 2.0}) || p.Meta == nil || p.Meta.Token != nil {
+		t.Errorf("got %+v, meta %+v", p, p.Meta)
+	}
+	// Embedded structs, `,string` fields and structs behind interfaces
+	// held as pointers: exact names too.
+	type Common struct {
+		ID int `json:"id,string"`
+	}
+	type Named struct {
+		Name string `json:"name"`
+	}
+	type withEmbedded struct {
+		Common
+		*Named
+		Text string `json:"text"`
+	}
+	var w withEmbedded
+	if err := Unmarshal([]byte(`{"ID":"1","id":"2","NAME":"x","name":"y","TEXT":"t"}`), &w); err != nil || w.ID != 2 || w.Named == nil || w.Name != "y" || w.Text != "" {
+		t.Errorf("embedded: %v %+v", err, w)
+	}
+	var held any = &callParams{}
+	if err := Unmarshal([]byte(`{"Name":"x"}`), &held); err != nil || held.(*callParams).Name != "" {
+		t.Errorf("held pointer: %v %+v", err, held)
+	}
+	var viaJSON callParams
+	if err := json.Unmarshal([]byte(`{"NAME":"y"}`), &viaJSON); err != nil || viaJSON.Name != "y" {
+		t.Errorf("encoding/json no longer folds case: %+v", viaJSON)
+	}
+}
+
+func TestUnmarshalSemantics(t *testing.T) {
+	var p callParams
+	if err := Unmarshal([]byte(` {"name":"echo","arguments":{"text":"hi","n":[1,null]},"_meta":{"progressToken":"t"},"extra":[1]} `), &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Name != "echo" || !reflect.DeepEqual(p.Arguments, map[string]any{"text": "hi", "n": []any{1.0, nil}}) || string(p.Meta.Token) != `"t"` {
+		t.Errorf("got %+v %+v", p, p.Meta)
+	}
+	var r rawKeeper
+	if err := Unmarshal([]byte(`{"k" : [1]}`), &r); err != nil || r.raw != `{"k" : [1]}` {
+		t.Errorf("Unmarshaler: %q %v", r.raw, err)
+	}
+	var ute *json.UnmarshalTypeError
+	if err := Unmarshal([]byte(`{"name":1,"arguments":{"a":1}}`), &p); !errors.As(err, &ute) || ute.Field != "name" || p.Arguments["a"] != 1.0 {
+		t.Errorf("type error: %v %+v", err, p)
+	}
+	var ie *json.InvalidUnmarshalError
+	for _, v := range []any{nil, callParams{}, (*callParams)(nil), 3} {
+		if err := Unmarshal([]byte(`{}`), v); !errors.As(err, &ie) {
+			t.Errorf("Unmarshal into %#v: %v", v, err)
+		}
+	}
+}
+
+func TestUnmarshalConcurrent(t *testing.T) {
+	type fresh struct {
+		A []int `json:"a"`
+	}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 100 {
+				var v fresh
+				if err := Unmarshal([]byte(`{"a":[1,2]}`), &v); err != nil || len(v.A) != 2 {
+					t.Errorf("%v %v", v, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func BenchmarkUnmarshal(b *testing.B) {
+	data := []byte(`{"name":"echo","arguments":{"text":"hello, world","count":3},"_meta":{"progressToken":"abc"}}`)
+	for _, bc := range []struct {
+		name string
+		fn   func([]byte, any) error
+	}{{"jsonrpc", Unmarshal}, {"encoding_json", json.Unmarshal}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				var p callParams
+				if err := bc.fn(data, &p); err != nil || !strings.HasPrefix(p.Name, "echo") {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
