@@ -49,7 +49,7 @@ func canonical(params json.RawMessage) string {
 		return "{}"
 	}
 	var v any
-	if json.Unmarshal(params, &v) != nil {
+	if jsonrpc.Unmarshal(params, &v) != nil {
 		return string(params)
 	}
 	b, _ := json.Marshal(v)
@@ -71,7 +71,7 @@ func (c *cache) put(key string, raw json.RawMessage) {
 	var h struct {
 		TTLMs *int64 `json:"ttlMs"`
 	}
-	if json.Unmarshal(raw, &h) != nil || h.TTLMs == nil || *h.TTLMs <= 0 {
+	if jsonrpc.Unmarshal(raw, &h) != nil || h.TTLMs == nil || *h.TTLMs <= 0 {
 		return
 	}
 	c.mu.Lock()
@@ -112,7 +112,7 @@ func (c *cache) drop(method, uri string) {
 			var p struct {
 				URI string `json:"uri"`
 			}
-			if json.Unmarshal([]byte(parts[len(parts)-1]), &p) != nil || p.URI != uri {
+			if jsonrpc.Unmarshal([]byte(parts[len(parts)-1]), &p) != nil || p.URI != uri {
 				continue
 			}
 		}
@@ -135,7 +135,7 @@ func (s *Session) invalidate(msg *jsonrpc.Message) {
 		s.c.cache.drop(protocol.MethodResourceTemplatesList, "")
 	case protocol.NotificationResourceUpdated:
 		var p protocol.ResourceUpdatedParams
-		if json.Unmarshal(msg.Params, &p) == nil {
+		if jsonrpc.Unmarshal(msg.Params, &p) == nil {
 			s.c.cache.drop(protocol.MethodResourcesRead, p.URI)
 		}
 	}

@@ -105,7 +105,7 @@ func (s *Session) onMessage(ctx context.Context, o *CallOptions) func(*jsonrpc.M
 		case m.Method == protocol.NotificationProgress:
 			if o != nil && o.OnProgress != nil {
 				var p protocol.ProgressParams
-				if json.Unmarshal(m.Params, &p) == nil {
+				if jsonrpc.Unmarshal(m.Params, &p) == nil {
 					o.OnProgress(&p)
 				}
 			}
@@ -138,7 +138,7 @@ func (s *Session) call(ctx context.Context, method string, params any, out any, 
 	if useCache {
 		key = s.cacheKey(method, base)
 		if raw, ok := s.lookup(method, base); ok {
-			return json.Unmarshal(raw, out)
+			return jsonrpc.Unmarshal(raw, out)
 		}
 	}
 	var progress *jsonrpc.ID
@@ -186,7 +186,7 @@ func (s *Session) call(ctx context.Context, method string, params any, out any, 
 			if out == nil {
 				return nil
 			}
-			return json.Unmarshal(resp.Result, out)
+			return jsonrpc.Unmarshal(resp.Result, out)
 		case protocol.ResultInputRequired:
 			if !mrtrMethods[method] {
 				return fmt.Errorf("client: the server answered %s with input_required, which only tools/call, prompts/get and resources/read may", method)
@@ -215,7 +215,7 @@ func (s *Session) provideInput(ctx context.Context, params json.RawMessage, resu
 		} `json:"inputRequests"`
 		RequestState *string `json:"requestState"`
 	}
-	if err := json.Unmarshal(result, &ir); err != nil {
+	if err := jsonrpc.Unmarshal(result, &ir); err != nil {
 		return nil, fmt.Errorf("client: reading input_required result: %w", err)
 	}
 	responses := make(map[string]json.RawMessage, len(ir.InputRequests))

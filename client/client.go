@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"sync"
@@ -202,7 +201,7 @@ func isModernError(e *jsonrpc.Error) bool {
 // lists.
 func supportedFrom(e *jsonrpc.Error) []string {
 	var d protocol.UnsupportedVersionData
-	if e.Code != protocol.CodeUnsupportedProtocolVersion || json.Unmarshal(e.Data, &d) != nil {
+	if e.Code != protocol.CodeUnsupportedProtocolVersion || jsonrpc.Unmarshal(e.Data, &d) != nil {
 		return nil
 	}
 	return d.Supported

@@ -1,6 +1,10 @@
 package client
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+)
 
 // FormDefaults returns a form answer for an elicitation's requested schema
 // made of the schema's defaults: each property's default, else its first
@@ -21,13 +25,13 @@ func FormDefaults(requestedSchema json.RawMessage) map[string]any {
 		} `json:"properties"`
 	}
 	out := map[string]any{}
-	if json.Unmarshal(requestedSchema, &sch) != nil {
+	if jsonrpc.Unmarshal(requestedSchema, &sch) != nil {
 		return out
 	}
 	for name, p := range sch.Properties {
 		var v any
 		switch {
-		case len(p.Default) > 0 && json.Unmarshal(p.Default, &v) == nil:
+		case len(p.Default) > 0 && jsonrpc.Unmarshal(p.Default, &v) == nil:
 		case len(p.Enum) > 0:
 			v = p.Enum[0]
 		case len(p.OneOf) > 0:

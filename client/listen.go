@@ -64,7 +64,7 @@ func (sub *Subscription) Close() {
 func (sub *Subscription) deliver(m *jsonrpc.Message) {
 	if m.Method == protocol.NotificationSubscriptionsAcknowledged {
 		var p protocol.AcknowledgedParams
-		_ = json.Unmarshal(m.Params, &p)
+		_ = jsonrpc.Unmarshal(m.Params, &p)
 		sub.ackOne.Do(func() {
 			sub.Acknowledged = p.Notifications
 			close(sub.acked)
@@ -74,7 +74,7 @@ func (sub *Subscription) deliver(m *jsonrpc.Message) {
 	n := Notification{Method: m.Method, Params: m.Params}
 	if m.Method == protocol.NotificationResourceUpdated {
 		var p protocol.ResourceUpdatedParams
-		if json.Unmarshal(m.Params, &p) == nil {
+		if jsonrpc.Unmarshal(m.Params, &p) == nil {
 			n.URI = p.URI
 		}
 	}

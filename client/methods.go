@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
 	"github.com/mcpkit/mcpkit/transport"
 )
@@ -204,7 +205,7 @@ func (s *Session) paramHeaders(params json.RawMessage) map[string]string {
 		Name      string         `json:"name"`
 		Arguments map[string]any `json:"arguments"`
 	}
-	if json.Unmarshal(params, &p) != nil {
+	if jsonrpc.Unmarshal(params, &p) != nil {
 		return nil
 	}
 	s.mu.Lock()

@@ -171,7 +171,7 @@ func (s *Session) startModern(ctx context.Context, versionChosen bool) error {
 
 func (s *Session) acceptDiscover(raw json.RawMessage) error {
 	var d protocol.DiscoverResult
-	if err := json.Unmarshal(raw, &d); err != nil {
+	if err := jsonrpc.Unmarshal(raw, &d); err != nil {
 		return fmt.Errorf("client: reading server/discover: %w", err)
 	}
 	s.era = EraModern
@@ -232,7 +232,7 @@ func (s *Session) startLegacy(ctx context.Context) error {
 		return resp.Error
 	}
 	var r initializeResult
-	if err := json.Unmarshal(resp.Result, &r); err != nil {
+	if err := jsonrpc.Unmarshal(resp.Result, &r); err != nil {
 		return fmt.Errorf("client: reading initialize: %w", err)
 	}
 	ok := false
@@ -290,7 +290,7 @@ func (s *Session) log(params json.RawMessage) {
 		return
 	}
 	var p protocol.LoggingMessageParams
-	if json.Unmarshal(params, &p) == nil {
+	if jsonrpc.Unmarshal(params, &p) == nil {
 		s.c.opts.OnLog(&p)
 	}
 }
@@ -338,7 +338,7 @@ func (s *Session) handleInput(ctx context.Context, method string, params json.Ra
 			return nil, jsonrpc.NewError(protocol.CodeMethodNotFound, "the client does not support elicitation", nil)
 		}
 		var p protocol.ElicitParams
-		if err := json.Unmarshal(orEmpty(params), &p); err != nil {
+		if err := jsonrpc.Unmarshal(orEmpty(params), &p); err != nil {
 			return nil, protocol.InvalidParams("elicitation/create params: " + err.Error())
 		}
 		res, err = o.Elicitation(ctx, &p)
@@ -347,7 +347,7 @@ func (s *Session) handleInput(ctx context.Context, method string, params json.Ra
 			return nil, jsonrpc.NewError(protocol.CodeMethodNotFound, "the client does not support sampling", nil)
 		}
 		var p protocol.CreateMessageParams
-		if err := json.Unmarshal(orEmpty(params), &p); err != nil {
+		if err := jsonrpc.Unmarshal(orEmpty(params), &p); err != nil {
 			return nil, protocol.InvalidParams("sampling/createMessage params: " + err.Error())
 		}
 		res, err = o.Sampling(ctx, &p)

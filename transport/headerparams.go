@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
 // ParseHeaderParams finds the x-mcp-header annotations of a tool's input
@@ -18,7 +20,7 @@ func ParseHeaderParams(inputSchema json.RawMessage) ([]HeaderParam, error) {
 		return nil, nil
 	}
 	var root any
-	if err := json.Unmarshal(inputSchema, &root); err != nil {
+	if err := jsonrpc.Unmarshal(inputSchema, &root); err != nil {
 		return nil, fmt.Errorf("input schema: %w", err)
 	}
 	w := &headerWalker{seen: map[string]bool{}}

@@ -112,7 +112,7 @@ func (c *Conn) route(msg *jsonrpc.Message) {
 		var p struct {
 			Token protocol.ProgressToken `json:"progressToken"`
 		}
-		if json.Unmarshal(msg.Params, &p) == nil {
+		if jsonrpc.Unmarshal(msg.Params, &p) == nil {
 			target = c.tokens[string(p.Token.Raw())]
 		}
 	}

@@ -253,7 +253,7 @@ func paramMatches(typ, header string, value []byte) bool {
 	switch value[0] {
 	case '"':
 		var s string
-		return json.Unmarshal(value, &s) == nil && s == header
+		return jsonrpc.Unmarshal(value, &s) == nil && s == header
 	case 't', 'f':
 		return string(value) == header
 	default:

@@ -126,7 +126,7 @@ func (x *Handler) servePostSession(w http.ResponseWriter, r *http.Request, sess 
 // serveBatch answers a 2025-03-26 batch with an array of responses.
 func (x *Handler) serveBatch(w http.ResponseWriter, r *http.Request, sess transport.Session, body []byte) {
 	var parts []json.RawMessage
-	if err := json.Unmarshal(body, &parts); err != nil || len(parts) == 0 {
+	if err := jsonrpc.Unmarshal(body, &parts); err != nil || len(parts) == 0 {
 		writeError(w, http.StatusBadRequest, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "invalid request: malformed batch", nil))
 		return
 	}
