@@ -417,9 +417,13 @@ func (p *parser) structObject(d *decoder, ptr unsafe.Pointer) error {
 		}
 		if k >= 0 {
 			f := &d.fields[k]
-			target := unsafe.Add(ptr, f.offset)
+			var target unsafe.Pointer
 			if f.hops != nil {
+				// Promoted through an embedded pointer: f.offset is
+				// within the struct that pointer reaches.
 				target = p.follow(ptr, f)
+			} else {
+				target = unsafe.Add(ptr, f.offset)
 			}
 			p.level++
 			switch {

@@ -638,3 +638,24 @@ func TestConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestEmbeddedPointerFieldBeyondOuter: a field promoted through an
+// embedded pointer may lie further into its struct than the outer struct
+// is long; its address is taken in the embedded struct only (run with
+// -race, whose pointer checks catch arithmetic past an allocation).
+func TestEmbeddedPointerFieldBeyondOuter(t *testing.T) {
+	type Inner struct {
+		Pad [16]int64 `json:"pad"`
+		Y   int       `json:"y"`
+	}
+	type Outer struct {
+		*Inner
+	}
+	var v Outer
+	if err := Compile[Outer]()([]byte(`{"y":7}`), &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.Inner == nil || v.Y != 7 {
+		t.Fatalf("decoded %+v", v.Inner)
+	}
+}
