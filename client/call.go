@@ -250,7 +250,7 @@ func (s *Session) cancelled(id jsonrpc.ID, err error) {
 	if s.era != EraLegacy {
 		return
 	}
-	if _, http := s.conn.(interface{ CarriesHeaders() bool }); !http {
+	if !s.conn.CarriesHeaders() {
 		return
 	}
 	b, _ := json.Marshal(protocol.CancelledParams{RequestID: id, Reason: err.Error()})

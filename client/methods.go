@@ -51,7 +51,7 @@ func (s *Session) ListTools(ctx context.Context, o *ListOptions) (*protocol.List
 // acceptTools records the tools' x-mcp-header parameters and drops the
 // tools whose annotations are invalid (where headers are carried).
 func (s *Session) acceptTools(tools []*protocol.Tool) []*protocol.Tool {
-	_, http := s.conn.(interface{ CarriesHeaders() bool })
+	http := s.conn.CarriesHeaders()
 	kept := tools[:0]
 	s.mu.Lock()
 	defer s.mu.Unlock()

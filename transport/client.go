@@ -41,6 +41,12 @@ type ClientConn interface {
 	// notifications of subscription streams on stdio, and, in the legacy
 	// era, the server's standalone messages and requests.
 	Inbound(func(*jsonrpc.Message))
+	// CarriesHeaders reports whether the transport mirrors tool
+	// parameters into HTTP headers (Mcp-Param-*), so that the client must
+	// honour x-mcp-header annotations; and whether a legacy cancellation
+	// must be sent as a message of its own (HTTP) rather than being implied
+	// by the stream's close.
+	CarriesHeaders() bool
 	// Close ends the connection.
 	Close() error
 }

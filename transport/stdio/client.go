@@ -218,6 +218,10 @@ func (c *Conn) Send(ctx context.Context, msg []byte, protocolVersion string) err
 	return c.write(msg)
 }
 
+// CarriesHeaders reports false: stdio has no headers to mirror tool
+// parameters into. It implements transport.ClientConn.
+func (c *Conn) CarriesHeaders() bool { return false }
+
 // Inbound sets the receiver of messages that belong to no call. It
 // implements transport.ClientConn.
 func (c *Conn) Inbound(f func(*jsonrpc.Message)) {
