@@ -53,6 +53,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzCompileValidate$$' -fuzztime $(FUZZN) ./schema/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseValue$$' -fuzztime $(FUZZN) ./schema/
 	$(GO) test -run '^$$' -fuzz '^FuzzValid$$' -fuzztime $(FUZZN_FAST) ./internal/jsonvalid/
+	$(GO) test -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime $(FUZZN_FAST) ./internal/jsonvalid/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZN) ./internal/jsondec/
 	$(GO) test -run '^$$' -fuzz '^FuzzValidatedSatisfiesSchema$$' -fuzztime $(FUZZN) ./server/
 	$(GO) test -run '^$$' -fuzz '^FuzzStatements$$' -fuzztime $(FUZZN) ./sqlserver/
