@@ -284,50 +284,12 @@ func (p *parser) numberInto(d *decoder, ptr unsafe.Pointer, c byte) error {
 		return err
 	}
 	s := bytesString(item)
+	if storeNumber(d, ptr, s) {
+		return nil
+	}
 	switch d.kind {
-	case kindInt:
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || d.bits < 64 && (n < -1<<(d.bits-1) || n >= 1<<(d.bits-1)) {
-			break
-		}
-		switch d.bits {
-		case 8:
-			*(*int8)(ptr) = int8(n)
-		case 16:
-			*(*int16)(ptr) = int16(n)
-		case 32:
-			*(*int32)(ptr) = int32(n)
-		default:
-			*(*int64)(ptr) = n
-		}
-		return nil
-	case kindUint:
-		n, err := strconv.ParseUint(s, 10, 64)
-		if err != nil || d.bits < 64 && n >= 1<<d.bits {
-			break
-		}
-		switch d.bits {
-		case 8:
-			*(*uint8)(ptr) = uint8(n)
-		case 16:
-			*(*uint16)(ptr) = uint16(n)
-		case 32:
-			*(*uint32)(ptr) = uint32(n)
-		default:
-			*(*uint64)(ptr) = n
-		}
-		return nil
-	case kindFloat:
-		f, err := strconv.ParseFloat(s, int(d.bits))
-		if err != nil {
-			break
-		}
-		if d.bits == 32 {
-			*(*float32)(ptr) = float32(f)
-		} else {
-			*(*float64)(ptr) = f
-		}
-		return nil
+	case kindInt, kindUint, kindFloat:
+		// out of range: the type error below
 	case kindNumber:
 		*(*string)(ptr) = string(item)
 		return nil
@@ -348,6 +310,57 @@ func (p *parser) numberInto(d *decoder, ptr unsafe.Pointer, c byte) error {
 	}
 	p.typeError(&json.UnmarshalTypeError{Value: "number " + s, Type: d.typ, Offset: int64(p.pos)})
 	return nil
+}
+
+// storeNumber stores the number s into an integer or floating-point value
+// of d's kind; false when d is of another kind or s does not fit it.
+func storeNumber(d *decoder, ptr unsafe.Pointer, s string) bool {
+	switch d.kind {
+	case kindInt:
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || d.bits < 64 && (n < -1<<(d.bits-1) || n >= 1<<(d.bits-1)) {
+			return false
+		}
+		switch d.bits {
+		case 8:
+			*(*int8)(ptr) = int8(n)
+		case 16:
+			*(*int16)(ptr) = int16(n)
+		case 32:
+			*(*int32)(ptr) = int32(n)
+		default:
+			*(*int64)(ptr) = n
+		}
+		return true
+	case kindUint:
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil || d.bits < 64 && n >= 1<<d.bits {
+			return false
+		}
+		switch d.bits {
+		case 8:
+			*(*uint8)(ptr) = uint8(n)
+		case 16:
+			*(*uint16)(ptr) = uint16(n)
+		case 32:
+			*(*uint32)(ptr) = uint32(n)
+		default:
+			*(*uint64)(ptr) = n
+		}
+		return true
+	case kindFloat:
+		f, err := strconv.ParseFloat(s, int(d.bits))
+		if err != nil {
+			return false
+		}
+		if d.bits == 32 {
+			*(*float32)(ptr) = float32(f)
+		} else {
+			*(*float64)(ptr) = f
+		}
+		return true
+	}
+	return false
 }
 
 func (p *parser) object(d *decoder, ptr unsafe.Pointer) error {

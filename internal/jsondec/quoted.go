@@ -154,50 +154,12 @@ func (p *parser) storeQuoted(d *decoder, ptr unsafe.Pointer, s []byte) error {
 		}
 	}
 	str := string(s)
+	if storeNumber(d, ptr, str) {
+		return nil
+	}
 	switch d.kind {
-	case kindInt:
-		n, err := strconv.ParseInt(str, 10, 64)
-		if err != nil || d.bits < 64 && (n < -1<<(d.bits-1) || n >= 1<<(d.bits-1)) {
-			break
-		}
-		switch d.bits {
-		case 8:
-			*(*int8)(ptr) = int8(n)
-		case 16:
-			*(*int16)(ptr) = int16(n)
-		case 32:
-			*(*int32)(ptr) = int32(n)
-		default:
-			*(*int64)(ptr) = n
-		}
-		return nil
-	case kindUint:
-		n, err := strconv.ParseUint(str, 10, 64)
-		if err != nil || d.bits < 64 && n >= 1<<d.bits {
-			break
-		}
-		switch d.bits {
-		case 8:
-			*(*uint8)(ptr) = uint8(n)
-		case 16:
-			*(*uint16)(ptr) = uint16(n)
-		case 32:
-			*(*uint32)(ptr) = uint32(n)
-		default:
-			*(*uint64)(ptr) = n
-		}
-		return nil
-	case kindFloat:
-		f, err := strconv.ParseFloat(str, int(d.bits))
-		if err != nil {
-			break
-		}
-		if d.bits == 32 {
-			*(*float32)(ptr) = float32(f)
-		} else {
-			*(*float64)(ptr) = f
-		}
-		return nil
+	case kindInt, kindUint, kindFloat:
+		// out of range: the type error below
 	case kindNumber:
 		*(*string)(ptr) = str
 		return nil
