@@ -3,7 +3,6 @@ package conformance
 import (
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -11,9 +10,15 @@ import (
 // scoring them that mcpkit's client must pass.
 var clientNotScoredWanted = []string{"json-schema-2020-12-preservation"}
 
+// clientSkipped are required client scenarios mcpkit does not pass yet,
+// each with the reason; every other required scenario, the auth/* ones
+// included, must pass strictly. Empty: all of them pass.
+var clientSkipped = map[string]string{}
+
 // TestClientConformance runs the client requirement sets against the
-// everything-client. Authorization scenarios belong to another issue and
-// are not judged.
+// everything-client. The authorization extensions (client credentials,
+// DPoP, enterprise-managed authorization, workload identity) are listed by
+// the suite apart from the required scenarios and are not judged.
 func TestClientConformance(t *testing.T) {
 	bin := suiteBin(t)
 	exe := filepath.Join(t.TempDir(), "everything-client")
@@ -24,9 +29,11 @@ func TestClientConformance(t *testing.T) {
 		t.Run(revision, func(t *testing.T) {
 			var wanted []string
 			for _, name := range requiredScenarios(t, bin, revision, "Client scenarios") {
-				if !strings.HasPrefix(name, "auth/") {
-					wanted = append(wanted, name)
+				if reason, ok := clientSkipped[name]; ok {
+					t.Logf("not judged: %s: %s", name, reason)
+					continue
 				}
+				wanted = append(wanted, name)
 			}
 			wanted = append(wanted, clientNotScoredWanted...)
 			runAndJudge(t, bin, wanted, "client", "--command", exe, "--requirements", revision)

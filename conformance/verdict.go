@@ -59,29 +59,44 @@ func (s Scenario) Problem() string {
 // prefixed "server-", client ones are not.
 var resultDir = regexp.MustCompile(`^(server-)?(.+)-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d+Z$`)
 
-// ReadResults reads every scenario result directory under dir.
+// ReadResults reads every scenario result directory under dir. Scenarios
+// named with a slash ("auth/metadata-default") have their results one
+// directory down ("auth/metadata-default-<time>").
 func ReadResults(dir string) (map[string]Scenario, error) {
+	out := map[string]Scenario{}
+	return out, readResults(dir, "", out)
+}
+
+func readResults(dir, prefix string, out map[string]Scenario) error {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	out := map[string]Scenario{}
 	for _, e := range entries {
-		m := resultDir.FindStringSubmatch(e.Name())
-		if !e.IsDir() || m == nil {
+		if !e.IsDir() {
 			continue
 		}
+		m := resultDir.FindStringSubmatch(e.Name())
+		if m == nil {
+			if prefix == "" {
+				if err := readResults(filepath.Join(dir, e.Name()), e.Name()+"/", out); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		name := prefix + m[2]
 		b, err := os.ReadFile(filepath.Join(dir, e.Name(), "checks.json"))
 		if err != nil {
-			return nil, fmt.Errorf("scenario %s: %w", m[2], err)
+			return fmt.Errorf("scenario %s: %w", name, err)
 		}
 		var checks []Check
 		if err := json.Unmarshal(b, &checks); err != nil {
-			return nil, fmt.Errorf("scenario %s: checks.json: %w", m[2], err)
+			return fmt.Errorf("scenario %s: checks.json: %w", name, err)
 		}
-		out[m[2]] = Scenario{Name: m[2], Checks: checks}
+		out[name] = Scenario{Name: name, Checks: checks}
 	}
-	return out, nil
+	return nil
 }
 
 // Judge returns one line per wanted scenario that is missing or does not

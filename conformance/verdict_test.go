@@ -45,11 +45,12 @@ func TestReadResultsAndJudge(t *testing.T) {
 	}
 	write("server-tools-list-2026-12-01T21-22-22-107Z", `[{"id":"tools-list","status":"SUCCESS"}]`)
 	write("server-caching-2026-12-01T21-22-22-746Z", `[{"id":"c","status":"WARNING","errorMessage":"no ttl"}]`)
+	write("auth/metadata-default-2026-12-01T21-22-22-750Z", `[{"id":"token-request","status":"SUCCESS"}]`)
 	res, err := ReadResults(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res) != 2 || res["tools-list"].Name != "tools-list" {
+	if len(res) != 3 || res["tools-list"].Name != "tools-list" || res["auth/metadata-default"].Problem() != "" {
 		t.Fatalf("ReadResults = %v", res)
 	}
 	got := Judge(res, []string{"tools-list", "caching", "prompts-list"})

@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
+	"strings"
 
+	"github.com/mcpkit/mcpkit/auth"
 	"github.com/mcpkit/mcpkit/client"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
@@ -46,7 +49,15 @@ func newClient(version string, logger *slog.Logger) *client.Client {
 }
 
 func run(ctx context.Context, scenario, version, url string, logger *slog.Logger) error {
-	conn := streamable.NewClient(url, nil)
+	var copts *streamable.ClientOptions
+	if strings.HasPrefix(scenario, "auth/") {
+		t, err := authTransport(scenario, logger)
+		if err != nil {
+			return err
+		}
+		copts = &streamable.ClientOptions{HTTPClient: &http.Client{Transport: t}}
+	}
+	conn := streamable.NewClient(url, copts)
 	c := newClient(version, logger)
 	s, err := c.Connect(ctx, conn, nil)
 	if err != nil {
@@ -82,8 +93,45 @@ func run(ctx context.Context, scenario, version, url string, logger *slog.Logger
 		err = schemaPreservation(ctx, s)
 	default:
 		_, err = s.ListTools(ctx, nil)
+		if err == nil && strings.HasPrefix(scenario, "auth/") {
+			// A second authorized request: step-up and migration
+			// scenarios judge what happens after the first one.
+			_, err = s.CallTool(ctx, "test-tool", map[string]any{}, nil)
+		}
 	}
 	return err
+}
+
+// cimdURL is the Client ID Metadata Document URL the auth scenarios accept.
+const cimdURL = "https://conformance-test.local/client-metadata.json"
+
+// authTransport returns the authorizing transport of an auth scenario:
+// headless, with the pre-registered credentials the scenario's context
+// gives, if any.
+func authTransport(scenario string, logger *slog.Logger) (*auth.Transport, error) {
+	o := &auth.Options{
+		ClientName:  "mcpkit-everything-client",
+		RedirectURL: "http://localhost:3000/callback",
+		Authorizer:  &auth.HeadlessAuthorizer{},
+		Logger:      logger,
+	}
+	if scenario == "auth/basic-cimd" {
+		// The metadata document URL does not resolve; the scenario's
+		// authorization server takes it as it is. Other scenarios register
+		// dynamically, which they judge.
+		o.ClientMetadataURL = cimdURL
+	}
+	if raw := os.Getenv("MCP_CONFORMANCE_CONTEXT"); raw != "" {
+		var c struct {
+			ClientID     string `json:"client_id"`
+			ClientSecret string `json:"client_secret"`
+		}
+		if err := json.Unmarshal([]byte(raw), &c); err != nil {
+			return nil, fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
+		}
+		o.ClientID, o.ClientSecret = c.ClientID, c.ClientSecret
+	}
+	return auth.NewTransport(o), nil
 }
 
 func requestState(ctx context.Context, s *client.Session) error {

@@ -1,0 +1,288 @@
+package auth
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Token endpoint authentication methods.
+const (
+	AuthMethodBasic = "client_secret_basic"
+	AuthMethodPost  = "client_secret_post"
+	AuthMethodNone  = "none"
+)
+
+// randomString returns n random bytes, base64url without padding.
+func randomString(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// pkce returns a code verifier and its S256 challenge (RFC 7636).
+func pkce() (verifier, challenge string) {
+	verifier = randomString(32) // 43 characters
+	sum := sha256.Sum256([]byte(verifier))
+	return verifier, base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
+// chooseAuthMethod picks how to authenticate at the token endpoint among
+// what the authorization server supports (RFC 8414: client_secret_basic
+// when it does not say).
+func chooseAuthMethod(supported []string, hasSecret bool) string {
+	if !hasSecret {
+		return AuthMethodNone
+	}
+	if len(supported) == 0 {
+		return AuthMethodBasic
+	}
+	for _, m := range []string{AuthMethodBasic, AuthMethodPost, AuthMethodNone} {
+		if slices.Contains(supported, m) {
+			return m
+		}
+	}
+	return AuthMethodBasic
+}
+
+// client returns the client identity to use at d's authorization server,
+// in the specification's order: pre-registered credentials, a Client ID
+// Metadata Document, a stored or new dynamic registration.
+func (t *Transport) client(ctx context.Context, d *discovery) (*ClientInfo, error) {
+	if t.opts.ClientID != "" {
+		if t.opts.ClientIssuer != "" && t.opts.ClientIssuer != d.issuer {
+			return nil, fmt.Errorf("%w: the pre-registered client belongs to %s, the server now uses %s", ErrIssuerMismatch, t.opts.ClientIssuer, d.issuer)
+		}
+		return &ClientInfo{ClientID: t.opts.ClientID, ClientSecret: t.opts.ClientSecret,
+			AuthMethod: chooseAuthMethod(d.as.TokenEndpointAuthMethodsSupported, t.opts.ClientSecret != "")}, nil
+	}
+	if t.opts.ClientMetadataURL != "" && d.as.ClientIDMetadataDocumentSupported {
+		return &ClientInfo{ClientID: t.opts.ClientMetadataURL, AuthMethod: AuthMethodNone}, nil
+	}
+	stored, err := t.store.LoadClient(ctx, d.issuer)
+	if err != nil {
+		return nil, err
+	}
+	if stored != nil {
+		return stored, nil
+	}
+	if d.as.RegistrationEndpoint == "" {
+		return nil, ErrNoRegistration
+	}
+	c, err := t.register(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.store.SaveClient(ctx, d.issuer, c); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// register performs dynamic client registration (RFC 7591).
+func (t *Transport) register(ctx context.Context, d *discovery) (*ClientInfo, error) {
+	method := AuthMethodNone
+	if sup := d.as.TokenEndpointAuthMethodsSupported; len(sup) > 0 && !slices.Contains(sup, AuthMethodNone) || len(sup) == 0 && !d.as.defaults {
+		method = chooseAuthMethod(sup, true)
+	}
+	appType := "web"
+	if ru, err := url.Parse(t.opts.RedirectURL); err == nil && (isLoopback(ru) || ru.Scheme != "http" && ru.Scheme != "https") {
+		appType = "native"
+	}
+	body, _ := json.Marshal(map[string]any{
+		"client_name":                t.opts.ClientName,
+		"redirect_uris":              []string{t.opts.RedirectURL},
+		"grant_types":                []string{"authorization_code", "refresh_token"},
+		"response_types":             []string{"code"},
+		"token_endpoint_auth_method": method,
+		"application_type":           appType,
+	})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.as.RegistrationEndpoint, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	resp, err := t.hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("auth: client registration: %w", err)
+	}
+	defer resp.Body.Close()
+	var r struct {
+		ClientID     string `json:"client_id"`
+		ClientSecret string `json:"client_secret"`
+		AuthMethod   string `json:"token_endpoint_auth_method"`
+		Error        string `json:"error"`
+	}
+	derr := json.NewDecoder(io.LimitReader(resp.Body, maxMetadata)).Decode(&r)
+	if resp.StatusCode/100 != 2 {
+		return nil, fmt.Errorf("%w: client registration answered %d %s", ErrNoRegistration, resp.StatusCode, safeCode(r.Error))
+	}
+	if derr != nil || r.ClientID == "" {
+		return nil, fmt.Errorf("%w: client registration returned no client_id", ErrNoRegistration)
+	}
+	c := &ClientInfo{ClientID: r.ClientID, ClientSecret: r.ClientSecret, AuthMethod: r.AuthMethod}
+	if c.AuthMethod == "" {
+		c.AuthMethod = method
+	}
+	if c.ClientSecret == "" {
+		c.AuthMethod = AuthMethodNone
+	}
+	return c, nil
+}
+
+// safeCode keeps an OAuth error code only if it looks like one (RFC 6749
+// restricts them to printable ASCII without quotes or backslashes), so that
+// nothing else a server echoes ends up in an error.
+func safeCode(code string) string {
+	if len(code) > 64 {
+		return ""
+	}
+	for _, c := range code {
+		if c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == ' ' {
+			return ""
+		}
+	}
+	return code
+}
+
+// authorizationCode runs the authorization code flow with PKCE and returns
+// the token.
+func (t *Transport) authorizationCode(ctx context.Context, d *discovery, c *ClientInfo, scopes []string) (*Token, error) {
+	if t.opts.Authorizer == nil {
+		return nil, fmt.Errorf("%w: no Authorizer configured", ErrAuthorizationResponse)
+	}
+	verifier, challenge := pkce()
+	state := randomString(24)
+	au, err := url.Parse(d.as.AuthorizationEndpoint)
+	if err != nil {
+		return nil, fmt.Errorf("%w: invalid authorization endpoint", ErrNoMetadata)
+	}
+	q := au.Query()
+	q.Set("response_type", "code")
+	q.Set("client_id", c.ClientID)
+	q.Set("redirect_uri", t.opts.RedirectURL)
+	q.Set("code_challenge", challenge)
+	q.Set("code_challenge_method", "S256")
+	q.Set("state", state)
+	q.Set("resource", d.resource)
+	if len(scopes) > 0 {
+		q.Set("scope", strings.Join(scopes, " "))
+	}
+	au.RawQuery = q.Encode()
+	t.debug(ctx, "auth: authorization request", "endpoint", d.as.AuthorizationEndpoint, "scope", q.Get("scope"))
+	redirected, err := t.opts.Authorizer.Authorize(ctx, au.String())
+	if err != nil {
+		return nil, err
+	}
+	ru, err := url.Parse(redirected)
+	if err != nil {
+		return nil, fmt.Errorf("%w: the redirect is not a URL", ErrAuthorizationResponse)
+	}
+	rq := ru.Query()
+	// RFC 9207 Section 2.4, before anything else in the response is used:
+	// a present iss must be the recorded issuer by simple string
+	// comparison; an absent one is refused when the server advertised it.
+	if iss, ok := rq["iss"]; ok {
+		if len(iss) != 1 || iss[0] != d.issuer {
+			return nil, fmt.Errorf("%w: the authorization response is not from %s", ErrIssuerMismatch, d.issuer)
+		}
+	} else if d.as.IssParameterSupported {
+		return nil, fmt.Errorf("%w: iss is missing though %s advertises it", ErrAuthorizationResponse, d.issuer)
+	}
+	if rq.Get("state") != state {
+		return nil, fmt.Errorf("%w: state does not match", ErrAuthorizationResponse)
+	}
+	if e := rq.Get("error"); e != "" {
+		return nil, fmt.Errorf("%w: the authorization server answered %s", ErrAuthorizationResponse, safeCode(e))
+	}
+	code := rq.Get("code")
+	if code == "" {
+		return nil, fmt.Errorf("%w: no code", ErrAuthorizationResponse)
+	}
+	form := url.Values{
+		"grant_type":    {"authorization_code"},
+		"code":          {code},
+		"redirect_uri":  {t.opts.RedirectURL},
+		"code_verifier": {verifier},
+		"resource":      {d.resource},
+	}
+	return t.tokenRequest(ctx, d, c, form, nil)
+}
+
+// refresh exchanges tok's refresh token for a new token.
+func (t *Transport) refresh(ctx context.Context, d *discovery, c *ClientInfo, tok *Token) (*Token, error) {
+	form := url.Values{
+		"grant_type":    {"refresh_token"},
+		"refresh_token": {tok.RefreshToken},
+		"resource":      {d.resource},
+	}
+	return t.tokenRequest(ctx, d, c, form, tok)
+}
+
+// tokenRequest posts form to the token endpoint with the client's
+// authentication. prev, when refreshing, gives the refresh token to keep if
+// the server does not rotate it.
+func (t *Transport) tokenRequest(ctx context.Context, d *discovery, c *ClientInfo, form url.Values, prev *Token) (*Token, error) {
+	switch c.AuthMethod {
+	case AuthMethodPost:
+		form.Set("client_id", c.ClientID)
+		form.Set("client_secret", c.ClientSecret)
+	case AuthMethodBasic:
+	default:
+		form.Set("client_id", c.ClientID)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.as.TokenEndpoint, strings.NewReader(form.Encode()))
+	if err != nil {
+		return nil, fmt.Errorf("%w: invalid token endpoint", ErrTokenEndpoint)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	if c.AuthMethod == AuthMethodBasic {
+		// RFC 6749 Section 2.3.1: both form-encoded before Basic.
+		req.SetBasicAuth(url.QueryEscape(c.ClientID), url.QueryEscape(c.ClientSecret))
+	}
+	t.debug(ctx, "auth: token request", "endpoint", d.as.TokenEndpoint, "grant_type", form.Get("grant_type"), "client", c)
+	resp, err := t.hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrTokenEndpoint, err)
+	}
+	defer resp.Body.Close()
+	var r struct {
+		AccessToken  string          `json:"access_token"`
+		TokenType    string          `json:"token_type"`
+		ExpiresIn    json.RawMessage `json:"expires_in"`
+		RefreshToken string          `json:"refresh_token"`
+		Scope        string          `json:"scope"`
+		Error        string          `json:"error"`
+	}
+	derr := json.NewDecoder(io.LimitReader(resp.Body, maxMetadata)).Decode(&r)
+	if resp.StatusCode/100 != 2 {
+		return nil, fmt.Errorf("%w: %s answered %d %s", ErrTokenEndpoint, d.as.TokenEndpoint, resp.StatusCode, safeCode(r.Error))
+	}
+	if derr != nil || r.AccessToken == "" {
+		return nil, fmt.Errorf("%w: no access token in the response", ErrTokenEndpoint)
+	}
+	if r.TokenType != "" && !strings.EqualFold(r.TokenType, "Bearer") {
+		return nil, fmt.Errorf("%w: unsupported token type %s", ErrTokenEndpoint, safeCode(r.TokenType))
+	}
+	tok := &Token{AccessToken: r.AccessToken, TokenType: "Bearer", RefreshToken: r.RefreshToken, Scope: r.Scope}
+	var secs float64
+	if len(r.ExpiresIn) > 0 && json.Unmarshal(bytes.Trim(r.ExpiresIn, `"`), &secs) == nil && secs > 0 {
+		tok.Expiry = t.now().Add(time.Duration(secs * float64(time.Second)))
+	}
+	if tok.RefreshToken == "" && prev != nil {
+		tok.RefreshToken = prev.RefreshToken
+	}
+	return tok, nil
+}
