@@ -41,16 +41,22 @@ func testConcurrencyCap(t *testing.T, e *env) {
 	})
 	var wg sync.WaitGroup
 	wg.Add(1)
+	first := make(chan string, 1)
 	go func() {
 		defer wg.Done()
-		callTool(t, s, "query", map[string]any{"sql": e.slow})
+		first <- callTool(t, s, "query", map[string]any{"sql": e.slow}).text()
 	}()
 	defer wg.Wait()
 	waitFor(t, func() bool { return len(d.slots) == 1 })
 	start := time.Now()
 	r := callTool(t, s, "query", map[string]any{"sql": "SELECT 1"})
 	if !r.IsError || !strings.Contains(r.text(), "busy") || !strings.Contains(r.text(), "--max-concurrent") {
-		t.Errorf("second statement: want the busy refusal, got %q", r.text())
+		select {
+		case f := <-first:
+			t.Errorf("second statement: want the busy refusal, got %q; the slow one had ended with %q", r.text(), f)
+		default:
+			t.Errorf("second statement: want the busy refusal, got %q", r.text())
+		}
 	}
 	if took := time.Since(start); took < 150*time.Millisecond || took > 2*time.Second {
 		t.Errorf("the busy refusal came after %s, want about the queue timeout", took)
