@@ -417,4 +417,5 @@ func TestNoSecretsInErrors(t *testing.T) {
 			t.Fatalf("%q shows a secret", s)
 		}
 	}
+	noSecretsInGrants(t)
 }

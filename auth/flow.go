@@ -63,6 +63,9 @@ func (t *Transport) client(ctx context.Context, d *discovery) (*ClientInfo, erro
 		if t.opts.ClientIssuer != "" && t.opts.ClientIssuer != d.issuer {
 			return nil, fmt.Errorf("%w: the pre-registered client belongs to %s, the server now uses %s", ErrIssuerMismatch, t.opts.ClientIssuer, d.issuer)
 		}
+		if t.opts.ClientKey != nil {
+			return &ClientInfo{ClientID: t.opts.ClientID, AuthMethod: AuthMethodPrivateKeyJWT}, nil
+		}
 		return &ClientInfo{ClientID: t.opts.ClientID, ClientSecret: t.opts.ClientSecret,
 			AuthMethod: chooseAuthMethod(d.as.TokenEndpointAuthMethodsSupported, t.opts.ClientSecret != "")}, nil
 	}
@@ -99,14 +102,21 @@ func (t *Transport) register(ctx context.Context, d *discovery) (*ClientInfo, er
 	if ru, err := url.Parse(t.opts.RedirectURL); err == nil && (isLoopback(ru) || ru.Scheme != "http" && ru.Scheme != "https") {
 		appType = "native"
 	}
-	body, _ := json.Marshal(map[string]any{
+	meta := map[string]any{
 		"client_name":                t.opts.ClientName,
 		"redirect_uris":              []string{t.opts.RedirectURL},
 		"grant_types":                []string{"authorization_code", "refresh_token"},
 		"response_types":             []string{"code"},
 		"token_endpoint_auth_method": method,
 		"application_type":           appType,
-	})
+	}
+	if g := t.opts.Grant; g != "" && g != GrantAuthorizationCode {
+		// A non-interactive client: no redirection (RFC 7591 Section 2).
+		meta["grant_types"] = []string{g}
+		meta["response_types"] = []string{}
+		delete(meta, "redirect_uris")
+	}
+	body, _ := json.Marshal(meta)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.as.RegistrationEndpoint, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
@@ -162,6 +172,15 @@ func (t *Transport) authorizationCode(ctx context.Context, d *discovery, c *Clie
 	if t.opts.Authorizer == nil {
 		return nil, fmt.Errorf("%w: no Authorizer configured", ErrAuthorizationResponse)
 	}
+	authorizer, redirectURL := t.opts.Authorizer, t.opts.RedirectURL
+	if l, ok := authorizer.(RedirectListener); ok {
+		p, err := l.Listen(ctx, redirectURL)
+		if err != nil {
+			return nil, err
+		}
+		defer p.Close()
+		authorizer, redirectURL = p, p.RedirectURL()
+	}
 	verifier, challenge := pkce()
 	state := randomString(24)
 	au, err := url.Parse(d.as.AuthorizationEndpoint)
@@ -171,7 +190,7 @@ func (t *Transport) authorizationCode(ctx context.Context, d *discovery, c *Clie
 	q := au.Query()
 	q.Set("response_type", "code")
 	q.Set("client_id", c.ClientID)
-	q.Set("redirect_uri", t.opts.RedirectURL)
+	q.Set("redirect_uri", redirectURL)
 	q.Set("code_challenge", challenge)
 	q.Set("code_challenge_method", "S256")
 	q.Set("state", state)
@@ -181,7 +200,7 @@ func (t *Transport) authorizationCode(ctx context.Context, d *discovery, c *Clie
 	}
 	au.RawQuery = q.Encode()
 	t.debug(ctx, "auth: authorization request", "endpoint", d.as.AuthorizationEndpoint, "scope", q.Get("scope"))
-	redirected, err := t.opts.Authorizer.Authorize(ctx, au.String())
+	redirected, err := authorizer.Authorize(ctx, au.String())
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +232,7 @@ func (t *Transport) authorizationCode(ctx context.Context, d *discovery, c *Clie
 	form := url.Values{
 		"grant_type":    {"authorization_code"},
 		"code":          {code},
-		"redirect_uri":  {t.opts.RedirectURL},
+		"redirect_uri":  {redirectURL},
 		"code_verifier": {verifier},
 		"resource":      {d.resource},
 	}
@@ -231,58 +250,84 @@ func (t *Transport) refresh(ctx context.Context, d *discovery, c *ClientInfo, to
 }
 
 // tokenRequest posts form to the token endpoint with the client's
-// authentication. prev, when refreshing, gives the refresh token to keep if
-// the server does not rotate it.
+// authentication (and a DPoP proof, answering a use_dpop_nonce challenge
+// once). prev, when refreshing, gives the refresh token to keep if the
+// server does not rotate it.
 func (t *Transport) tokenRequest(ctx context.Context, d *discovery, c *ClientInfo, form url.Values, prev *Token) (*Token, error) {
 	switch c.AuthMethod {
 	case AuthMethodPost:
 		form.Set("client_id", c.ClientID)
 		form.Set("client_secret", c.ClientSecret)
 	case AuthMethodBasic:
+	case AuthMethodPrivateKeyJWT:
+		form.Set("client_id", c.ClientID)
+		form.Set("client_assertion_type", clientAssertionType)
 	default:
 		form.Set("client_id", c.ClientID)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.as.TokenEndpoint, strings.NewReader(form.Encode()))
-	if err != nil {
-		return nil, fmt.Errorf("%w: invalid token endpoint", ErrTokenEndpoint)
+	t.debug(ctx, "auth: token request", "endpoint", d.as.TokenEndpoint, "grant_type", form.Get("grant_type"), "client", c, "dpop", t.dpop != nil)
+	for try := 0; ; try++ {
+		if c.AuthMethod == AuthMethodPrivateKeyJWT {
+			a, err := t.clientAssertion(d, c)
+			if err != nil {
+				return nil, err
+			}
+			form.Set("client_assertion", a) // fresh jti per request
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.as.TokenEndpoint, strings.NewReader(form.Encode()))
+		if err != nil {
+			return nil, fmt.Errorf("%w: invalid token endpoint", ErrTokenEndpoint)
+		}
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Accept", "application/json")
+		if c.AuthMethod == AuthMethodBasic {
+			// RFC 6749 Section 2.3.1: both form-encoded before Basic.
+			req.SetBasicAuth(url.QueryEscape(c.ClientID), url.QueryEscape(c.ClientSecret))
+		}
+		if t.dpop != nil {
+			if err := t.dpop.sign(req, nil); err != nil {
+				return nil, err
+			}
+		}
+		resp, err := t.hc.Do(req)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrTokenEndpoint, stripURL(err))
+		}
+		var r struct {
+			AccessToken  string          `json:"access_token"`
+			TokenType    string          `json:"token_type"`
+			ExpiresIn    json.RawMessage `json:"expires_in"`
+			RefreshToken string          `json:"refresh_token"`
+			Scope        string          `json:"scope"`
+			Error        string          `json:"error"`
+		}
+		derr := json.NewDecoder(io.LimitReader(resp.Body, maxMetadata)).Decode(&r)
+		resp.Body.Close()
+		if t.dpop != nil && t.dpop.observe(req.URL, resp, r.Error) && resp.StatusCode/100 != 2 && try == 0 {
+			t.debug(ctx, "auth: token request answered use_dpop_nonce; retrying with the nonce")
+			continue
+		}
+		if resp.StatusCode/100 != 2 {
+			return nil, fmt.Errorf("%w: %s answered %d %s", ErrTokenEndpoint, d.as.TokenEndpoint, resp.StatusCode, safeCode(r.Error))
+		}
+		if derr != nil || r.AccessToken == "" {
+			return nil, fmt.Errorf("%w: no access token in the response", ErrTokenEndpoint)
+		}
+		tok := &Token{AccessToken: r.AccessToken, TokenType: "Bearer", RefreshToken: r.RefreshToken, Scope: r.Scope}
+		switch {
+		case r.TokenType == "" || strings.EqualFold(r.TokenType, "Bearer"):
+		case strings.EqualFold(r.TokenType, "DPoP") && t.dpop != nil:
+			tok.TokenType = "DPoP"
+		default:
+			return nil, fmt.Errorf("%w: unsupported token type %s", ErrTokenEndpoint, safeCode(r.TokenType))
+		}
+		var secs float64
+		if len(r.ExpiresIn) > 0 && json.Unmarshal(bytes.Trim(r.ExpiresIn, `"`), &secs) == nil && secs > 0 {
+			tok.Expiry = t.now().Add(time.Duration(secs * float64(time.Second)))
+		}
+		if tok.RefreshToken == "" && prev != nil {
+			tok.RefreshToken = prev.RefreshToken
+		}
+		return tok, nil
 	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
-	if c.AuthMethod == AuthMethodBasic {
-		// RFC 6749 Section 2.3.1: both form-encoded before Basic.
-		req.SetBasicAuth(url.QueryEscape(c.ClientID), url.QueryEscape(c.ClientSecret))
-	}
-	t.debug(ctx, "auth: token request", "endpoint", d.as.TokenEndpoint, "grant_type", form.Get("grant_type"), "client", c)
-	resp, err := t.hc.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrTokenEndpoint, err)
-	}
-	defer resp.Body.Close()
-	var r struct {
-		AccessToken  string          `json:"access_token"`
-		TokenType    string          `json:"token_type"`
-		ExpiresIn    json.RawMessage `json:"expires_in"`
-		RefreshToken string          `json:"refresh_token"`
-		Scope        string          `json:"scope"`
-		Error        string          `json:"error"`
-	}
-	derr := json.NewDecoder(io.LimitReader(resp.Body, maxMetadata)).Decode(&r)
-	if resp.StatusCode/100 != 2 {
-		return nil, fmt.Errorf("%w: %s answered %d %s", ErrTokenEndpoint, d.as.TokenEndpoint, resp.StatusCode, safeCode(r.Error))
-	}
-	if derr != nil || r.AccessToken == "" {
-		return nil, fmt.Errorf("%w: no access token in the response", ErrTokenEndpoint)
-	}
-	if r.TokenType != "" && !strings.EqualFold(r.TokenType, "Bearer") {
-		return nil, fmt.Errorf("%w: unsupported token type %s", ErrTokenEndpoint, safeCode(r.TokenType))
-	}
-	tok := &Token{AccessToken: r.AccessToken, TokenType: "Bearer", RefreshToken: r.RefreshToken, Scope: r.Scope}
-	var secs float64
-	if len(r.ExpiresIn) > 0 && json.Unmarshal(bytes.Trim(r.ExpiresIn, `"`), &secs) == nil && secs > 0 {
-		tok.Expiry = t.now().Add(time.Duration(secs * float64(time.Second)))
-	}
-	if tok.RefreshToken == "" && prev != nil {
-		tok.RefreshToken = prev.RefreshToken
-	}
-	return tok, nil
 }

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"crypto"
 	"io"
 	"log/slog"
 	"net/http"
@@ -52,6 +53,32 @@ type Options struct {
 	// Logger receives debug records of the flow, never secrets; nil means
 	// none.
 	Logger *slog.Logger
+
+	// Grant is how tokens are obtained: "" or GrantAuthorizationCode for
+	// the interactive flow (Authorizer), GrantClientCredentials for a
+	// client acting on its own behalf (client credentials extension),
+	// GrantJWTBearer for a JWT authorization grant (RFC 7523) from
+	// Assertion. The non-interactive grants need no Authorizer and never
+	// ask for offline_access.
+	Grant string
+	// ClientKey, when set, authenticates the client at the token endpoint
+	// with private_key_jwt (RFC 7523 Section 2.2): a short-lived assertion
+	// (iss and sub ClientID, aud the issuer) signed with it, ES256 for a
+	// P-256 key. It takes precedence over ClientSecret. ClientKeyID, when
+	// set, is the assertion's kid.
+	ClientKey   crypto.Signer
+	ClientKeyID string
+	// Assertion supplies the JWT authorization grant for GrantJWTBearer:
+	// a workload identity token (StaticAssertion) or an identity assertion
+	// authorization grant from an enterprise IdP (IDJAGAssertion).
+	Assertion AssertionFunc
+	// DPoP sender-constrains tokens (RFC 9449): token requests carry a
+	// DPoP proof, and tokens the authorization server binds (token_type
+	// DPoP) are sent as "Authorization: DPoP" with a proof bound to them;
+	// server nonces are honored. DPoPKey is the proof key; nil means a
+	// P-256 key generated for this Transport. Setting DPoPKey implies DPoP.
+	DPoP    bool
+	DPoPKey crypto.Signer
 }
 
 // Transport is an http.RoundTripper that authorizes the requests to one MCP
@@ -62,6 +89,9 @@ type Transport struct {
 	hc    *http.Client
 	store TokenStore
 	now   func() time.Time
+
+	dpop    *dpop // nil without DPoP
+	initErr error // a key Options gave that cannot be used
 
 	flow sync.Mutex // serializes discovery and authorization
 
@@ -100,6 +130,12 @@ func NewTransport(opts *Options) *Transport {
 	}
 	if t.opts.MaxAttempts <= 0 {
 		t.opts.MaxAttempts = 3
+	}
+	if t.opts.DPoP || t.opts.DPoPKey != nil {
+		t.dpop, t.initErr = newDPoP(t.opts.DPoPKey, func() time.Time { return t.now() })
+	}
+	if t.initErr == nil && t.opts.ClientKey != nil {
+		_, t.initErr = signingAlg(t.opts.ClientKey)
 	}
 	return t
 }
@@ -140,13 +176,19 @@ func (t *Transport) currentToken(ctx context.Context) *Token {
 
 // RoundTrip implements http.RoundTripper: it sends req with the current
 // access token and, on 401 or on 403 insufficient_scope, authorizes and
-// sends it again, at most MaxAttempts times.
+// sends it again, at most MaxAttempts times. With DPoP, a use_dpop_nonce
+// challenge is answered once more with the server's nonce.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.initErr != nil {
+		return nil, t.initErr
+	}
 	ctx := req.Context()
 	tok := t.currentToken(ctx)
-	for attempt := 0; ; attempt++ {
+	hasBody := req.Body != nil && req.Body != http.NoBody
+	nonceRetried := false
+	for sent, attempt := 0, 0; ; sent++ {
 		r := req.Clone(ctx)
-		if attempt > 0 && req.Body != nil && req.Body != http.NoBody {
+		if sent > 0 && hasBody {
 			body, err := req.GetBody()
 			if err != nil {
 				return nil, err
@@ -154,29 +196,51 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			r.Body = body
 		}
 		if tok != nil {
-			r.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+			if tok.dpopBound() && t.dpop != nil {
+				r.Header.Set("Authorization", "DPoP "+tok.AccessToken)
+				if err := t.dpop.sign(r, tok); err != nil {
+					return nil, err
+				}
+			} else {
+				r.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+			}
 		}
 		resp, err := t.base.RoundTrip(r)
 		if err != nil {
 			return nil, err
 		}
 		if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
+			if t.dpop != nil {
+				t.dpop.observe(r.URL, resp, "")
+			}
 			return resp, nil
 		}
-		ch := bearerParams(resp.Header)
+		canResend := !hasBody || req.GetBody != nil
+		if t.dpop != nil && tok.dpopBound() && resp.StatusCode == http.StatusUnauthorized {
+			retry := t.dpop.observe(r.URL, resp, dpopParams(resp.Header)["error"])
+			if retry && !nonceRetried && canResend {
+				nonceRetried = true
+				_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+				resp.Body.Close()
+				continue
+			}
+		}
+		ch := authParams(resp.Header)
 		stepUp := resp.StatusCode == http.StatusForbidden
 		if stepUp && ch["error"] != "insufficient_scope" {
 			return resp, nil
 		}
-		if attempt >= t.opts.MaxAttempts || req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
+		if attempt >= t.opts.MaxAttempts || !canResend {
 			return resp, nil
 		}
+		attempt++
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
 		resp.Body.Close()
 		tok, err = t.authorize(ctx, req, stepUp, ch, tok)
 		if err != nil {
 			return nil, err
 		}
+		nonceRetried = false
 	}
 }
 
@@ -236,14 +300,16 @@ func (t *Transport) authorize(ctx context.Context, req *http.Request, stepUp boo
 		// permissions other operations need.
 		scopes = union(prevScopes, scopes)
 	}
-	if !t.opts.NoOfflineAccess && len(scopes) > 0 && slices.Contains(d.as.ScopesSupported, "offline_access") && !slices.Contains(scopes, "offline_access") {
-		scopes = append(scopes, "offline_access")
+	if t.opts.Grant == "" || t.opts.Grant == GrantAuthorizationCode {
+		if !t.opts.NoOfflineAccess && len(scopes) > 0 && slices.Contains(d.as.ScopesSupported, "offline_access") && !slices.Contains(scopes, "offline_access") {
+			scopes = append(scopes, "offline_access")
+		}
 	}
 	c, err := t.client(ctx, d)
 	if err != nil {
 		return nil, err
 	}
-	tok, err := t.authorizationCode(ctx, d, c, scopes)
+	tok, err := t.obtain(ctx, d, c, scopes)
 	if err != nil {
 		return nil, err
 	}

@@ -10,15 +10,28 @@ import (
 // scoring them that mcpkit's client must pass.
 var clientNotScoredWanted = []string{"json-schema-2020-12-preservation"}
 
+// clientExtensionsWanted are the authorization extension scenarios (client
+// credentials, DPoP, workload identity, enterprise-managed authorization),
+// which the suite runs apart from the required ones without scoring them;
+// mcpkit's client must pass them strictly too.
+var clientExtensionsWanted = []string{
+	"auth/client-credentials-basic",
+	"auth/client-credentials-jwt",
+	"auth/dpop",
+	"auth/dpop-nonce",
+	"auth/wif-jwt-bearer",
+	"auth/enterprise-managed-authorization",
+}
+
 // clientSkipped are required client scenarios mcpkit does not pass yet,
 // each with the reason; every other required scenario, the auth/* ones
 // included, must pass strictly. Empty: all of them pass.
 var clientSkipped = map[string]string{}
 
 // TestClientConformance runs the client requirement sets against the
-// everything-client. The authorization extensions (client credentials,
-// DPoP, enterprise-managed authorization, workload identity) are listed by
-// the suite apart from the required scenarios and are not judged.
+// everything-client, judging the required scenarios, the unscored ones in
+// clientNotScoredWanted and the authorization extensions in
+// clientExtensionsWanted.
 func TestClientConformance(t *testing.T) {
 	bin := suiteBin(t)
 	exe := filepath.Join(t.TempDir(), "everything-client")
@@ -36,6 +49,7 @@ func TestClientConformance(t *testing.T) {
 				wanted = append(wanted, name)
 			}
 			wanted = append(wanted, clientNotScoredWanted...)
+			wanted = append(wanted, clientExtensionsWanted...)
 			runAndJudge(t, bin, wanted, "client", "--command", exe, "--requirements", revision)
 		})
 	}

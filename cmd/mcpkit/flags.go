@@ -24,6 +24,7 @@ type commonFlags struct {
 	protocolVersion string
 	era             string
 	logLevel        string
+	auth            authFlags
 }
 
 // headerFlag collects repeated --header 'Name: value' flags.
@@ -68,6 +69,7 @@ func newFlagSet(name string, c *commonFlags) (*flag.FlagSet, *commonFlags) {
 	fs.StringVar(&c.protocolVersion, "protocol-version", "", "speak protocol revision `V` (default: the newest both sides speak)")
 	fs.StringVar(&c.era, "era", "auto", "protocol `ERA`: auto, modern or legacy")
 	fs.StringVar(&c.logLevel, "log-level", "", "print the server's log messages at `LEVEL` and above to stderr (debug, info, notice, warning, error, ...)")
+	c.auth.register(fs)
 	return fs, c
 }
 
@@ -164,6 +166,9 @@ func (s *sub) checkCommon() error {
 	if s.target.URL == "" && len(s.c.headers.h) > 0 {
 		return errors.New("--header applies to HTTP targets only")
 	}
+	if err := s.c.auth.check(); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -239,11 +244,23 @@ func (s *sub) opContext() (context.Context, context.CancelFunc) {
 // clientOptions, adjusted). On failure it reports the error and returns
 // the exit code.
 func (s *sub) connect(ctx context.Context, o *client.Options) (*client.Session, int) {
+	var hc *http.Client
+	if s.target.URL != "" {
+		hc = s.httpClient()
+		if hc != nil && o.ProbeTimeout == 0 {
+			// A login may happen during the era probe, the first request:
+			// give it the whole operation's time, not the probe's 5s.
+			o.ProbeTimeout = s.c.timeout
+			if o.ProbeTimeout == 0 {
+				o.ProbeTimeout = 24 * time.Hour
+			}
+		}
+	}
 	cl := client.New(protocol.Implementation{Name: "mcpkit", Version: version()}, o)
 	var sess *client.Session
 	var err error
 	if s.target.URL != "" {
-		sess, err = cl.ConnectURL(ctx, s.target.URL, &streamable.ClientOptions{Header: s.c.headers.h})
+		sess, err = cl.ConnectURL(ctx, s.target.URL, &streamable.ClientOptions{Header: s.c.headers.h, HTTPClient: hc})
 	} else {
 		sess, err = cl.ConnectCommand(ctx, s.target.Argv[0], s.target.Argv[1:], &stdio.CommandOptions{Stderr: s.e.Stderr})
 	}

@@ -94,6 +94,7 @@ func commands() []*command {
 		{"check", "check the server against the specification", runCheck},
 		{"bench", "put the server under load and report throughput and latency", runBench},
 		{"serve", "serve a database as an MCP server (serve sql)", runServe},
+		{"auth", "show or forget stored logins (auth status, auth logout)", runAuth},
 		{"version", "print mcpkit's version and protocol revisions", runVersion},
 		{"help", "show help for mcpkit or a subcommand", runHelp},
 	}
@@ -161,6 +162,10 @@ Flags of every subcommand that connects:
 	fs.SetOutput(w)
 	fs.PrintDefaults()
 	fmt.Fprint(w, `
+Servers that ask for authorization get an OAuth login: the authorization
+URL is printed on stderr and opened in a browser, and the tokens are kept
+for later runs (see "mcpkit help auth").
+
 Exit codes: 0 success, 1 the operation failed, 2 usage error,
 3 the target cannot be reached, 130 interrupted.
 

@@ -25,6 +25,9 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 var everythingServer string
 
 func TestMain(m *testing.M) {
+	if mode := os.Getenv(browserHelperEnv); mode != "" {
+		os.Exit(browserHelper(mode, os.Args[1:]))
+	}
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "mcpkit-cmd-test")
 	if err != nil {

@@ -121,15 +121,45 @@ func authTransport(scenario string, logger *slog.Logger) (*auth.Transport, error
 		// dynamically, which they judge.
 		o.ClientMetadataURL = cimdURL
 	}
+	var c struct {
+		ClientID         string `json:"client_id"`
+		ClientSecret     string `json:"client_secret"`
+		PrivateKeyPEM    string `json:"private_key_pem"`
+		ValidJWT         string `json:"valid_jwt"`
+		IdPClientID      string `json:"idp_client_id"`
+		IdPIDToken       string `json:"idp_id_token"`
+		IdPTokenEndpoint string `json:"idp_token_endpoint"`
+	}
 	if raw := os.Getenv("MCP_CONFORMANCE_CONTEXT"); raw != "" {
-		var c struct {
-			ClientID     string `json:"client_id"`
-			ClientSecret string `json:"client_secret"`
-		}
 		if err := json.Unmarshal([]byte(raw), &c); err != nil {
-			return nil, fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
+			return nil, errors.New("MCP_CONFORMANCE_CONTEXT is not valid JSON")
 		}
 		o.ClientID, o.ClientSecret = c.ClientID, c.ClientSecret
+	}
+	switch scenario {
+	case "auth/client-credentials-basic", "auth/client-credentials-jwt":
+		o.Grant = auth.GrantClientCredentials
+		if c.PrivateKeyPEM != "" {
+			key, err := auth.ParsePrivateKeyPEM([]byte(c.PrivateKeyPEM))
+			if err != nil {
+				return nil, err
+			}
+			o.ClientKey = key
+		}
+	case "auth/wif-jwt-bearer":
+		// The workload identity token the platform would provide.
+		o.Grant, o.Assertion = auth.GrantJWTBearer, auth.StaticAssertion(c.ValidJWT)
+	case "auth/enterprise-managed-authorization":
+		// The user signed in at the enterprise IdP, which gave the ID
+		// token; the client exchanges it there for an ID-JAG.
+		o.Grant = auth.GrantJWTBearer
+		o.Assertion = auth.IDJAGAssertion(auth.IDJAGConfig{
+			TokenEndpoint: c.IdPTokenEndpoint,
+			ClientID:      c.IdPClientID,
+			IDToken:       func(context.Context) (string, error) { return c.IdPIDToken, nil },
+		})
+	case "auth/dpop", "auth/dpop-nonce":
+		o.DPoP = true
 	}
 	return auth.NewTransport(o), nil
 }
