@@ -30,14 +30,27 @@
 //   - it refreshes tokens when they expire, and asks for offline_access only
 //     when the authorization server advertises it.
 //
-// The interactive step (sending the user agent to the authorization URL and
-// getting the redirect back) is behind the Authorizer interface;
-// HeadlessAuthorizer is an implementation for tests and for authorization
-// servers that redirect at once. Tokens and client registrations are kept in
-// a TokenStore, keyed by issuer (and resource for tokens); MemoryStore is
-// the default.
+// Non-interactive flows are chosen with Options.Grant: client credentials
+// (with a client secret, or private_key_jwt when Options.ClientKey is set)
+// and the JWT bearer grant (RFC 7523) with an assertion from
+// Options.Assertion: a workload identity token (StaticAssertion, or an
+// AssertionFunc that reads a rotating one) or an enterprise-managed ID-JAG
+// (IDJAGAssertion, token exchange at the identity provider). Options.DPoP
+// binds tokens to a key (RFC 9449): a proof on every token and resource
+// request, server nonces honoured, "Authorization: DPoP".
 //
-// Secrets (client secrets, access and refresh tokens, authorization codes,
-// PKCE verifiers) never appear in the errors this package returns nor in
+// The interactive step (sending the user agent to the authorization URL and
+// getting the redirect back) is behind the Authorizer interface.
+// LoopbackAuthorizer is the one for people: it prints the URL, opens
+// $BROWSER (or the platform's opener when a display is there) and receives
+// the redirect on a loopback port. HeadlessAuthorizer is for tests and for
+// authorization servers that redirect at once. Tokens and client
+// registrations are kept in a TokenStore, keyed by issuer (and resource for
+// tokens): MemoryStore is the default; FileStore keeps them in a file only
+// its owner may read (os.UserConfigDir()/mcpkit/auth.json for the mcpkit
+// command).
+//
+// Secrets (client secrets, private keys, assertions, DPoP proofs, access
+// and refresh tokens, authorization codes, PKCE verifiers) never appear in the errors this package returns nor in
 // what it logs; Token and ClientInfo print redacted.
 package auth
