@@ -274,7 +274,9 @@ func (t *Transport) authorize(ctx context.Context, req *http.Request, stepUp boo
 		}
 		if stored != nil && (failed == nil || stored.AccessToken != failed.AccessToken) && stored.usable(t.now()) {
 			if !sameKey {
-				prevScopes = nil
+				// Adopted from the store (another process, an earlier
+				// run): what it was granted is what a step-up keeps.
+				prevScopes = strings.Fields(stored.Scope)
 			}
 			t.set(d, key, stored, prevScopes)
 			return stored, nil
@@ -299,6 +301,10 @@ func (t *Transport) authorize(ctx context.Context, req *http.Request, stepUp boo
 		// Keep what was asked before, so that a step-up does not lose the
 		// permissions other operations need.
 		scopes = union(prevScopes, scopes)
+	}
+	if stepUp && failed != nil {
+		// And what the refused token was granted, wherever it came from.
+		scopes = union(strings.Fields(failed.Scope), scopes)
 	}
 	if t.opts.Grant == "" || t.opts.Grant == GrantAuthorizationCode {
 		if !t.opts.NoOfflineAccess && len(scopes) > 0 && slices.Contains(d.as.ScopesSupported, "offline_access") && !slices.Contains(scopes, "offline_access") {
@@ -337,7 +343,13 @@ func (t *Transport) refreshWith(ctx context.Context, d *discovery, tok *Token) (
 	}
 	t.mu.Lock()
 	prev := t.requested
+	if t.key != key {
+		prev = nil
+	}
 	t.mu.Unlock()
+	if len(prev) == 0 {
+		prev = strings.Fields(nt.Scope)
+	}
 	t.set(d, key, nt, prev)
 	return nt, nil
 }
