@@ -125,7 +125,59 @@ var (
 	// ErrUnavailable: no room for the request now (too many streams or
 	// sessions); the client may try again later (HTTP 503, Retry-After).
 	ErrUnavailable = errors.New("temporarily unavailable")
+	// ErrInsufficientScope: the caller's token lacks scopes the request
+	// needs (HTTP 403 with a Bearer insufficient_scope challenge). The
+	// error is an *InsufficientScopeError, which names the scopes.
+	ErrInsufficientScope = errors.New("insufficient scope")
+	// ErrForbidden: the caller may not make this request whatever its
+	// scopes, e.g. on a legacy session another principal opened (HTTP 403).
+	ErrForbidden = errors.New("forbidden")
 )
+
+// MessageInsufficientScope is the message of insufficient-scope errors.
+const MessageInsufficientScope = "Insufficient scope"
+
+// InsufficientScopeData is the data of an insufficient-scope error.
+type InsufficientScopeData struct {
+	// Scopes are the scopes the request needs (all of them, not only the
+	// missing ones).
+	Scopes []string `json:"scopes"`
+}
+
+// InsufficientScopeError refuses a request whose caller was not granted
+// every scope it needs. The 2026-07-28 authorization spec answers it at
+// the HTTP level only (403, WWW-Authenticate: Bearer
+// error="insufficient_scope", scope="..."); it defines no JSON-RPC code,
+// so the body carries -32600 (Invalid Request) with InsufficientScopeData.
+// It matches ErrInsufficientScope with errors.Is, and errors.As finds its
+// wire *Error.
+type InsufficientScopeError struct {
+	Scopes []string
+	wire   *Error
+}
+
+// InsufficientScope returns the error of a request that needs scopes.
+func InsufficientScope(scopes ...string) *InsufficientScopeError {
+	scopes = append([]string(nil), scopes...)
+	return &InsufficientScopeError{Scopes: scopes,
+		wire: jsonrpc.NewError(CodeInvalidRequest, MessageInsufficientScope, InsufficientScopeData{Scopes: scopes})}
+}
+
+// Error returns the wire error's text.
+func (e *InsufficientScopeError) Error() string { return e.Wire().Error() }
+
+// Wire returns the JSON-RPC error answered.
+func (e *InsufficientScopeError) Wire() *Error {
+	if e.wire == nil {
+		e.wire = jsonrpc.NewError(CodeInvalidRequest, MessageInsufficientScope, InsufficientScopeData{Scopes: e.Scopes})
+	}
+	return e.wire
+}
+
+// Unwrap returns the wire error and ErrInsufficientScope, as Mark does.
+func (e *InsufficientScopeError) Unwrap() []error {
+	return []error{e.Wire(), ErrInsufficientScope}
+}
 
 // Mark returns an error that is e on the wire and matches cond with
 // errors.Is.

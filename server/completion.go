@@ -73,19 +73,31 @@ func (s *Server) serveComplete(ctx context.Context, r *Request) (protocol.Result
 	switch p.Ref.Type {
 	case protocol.RefPrompt:
 		s.mu.RLock()
-		_, ok := s.prompts.get(p.Ref.Name)
+		e, ok := s.prompts.get(p.Ref.Name)
 		s.mu.RUnlock()
 		if !ok {
 			return nil, protocol.InvalidParams("Unknown prompt: " + clip(p.Ref.Name))
 		}
+		if err := r.authorize(e.scopes); err != nil {
+			return nil, err
+		}
 		key = completionKey{p.Ref.Type, p.Ref.Name}
 	case protocol.RefResource:
 		s.mu.RLock()
-		_, isTemplate := s.templates.get(p.Ref.URI)
-		_, isResource := s.resources.get(p.Ref.URI)
+		te, isTemplate := s.templates.get(p.Ref.URI)
+		re, isResource := s.resources.get(p.Ref.URI)
 		s.mu.RUnlock()
 		if !isTemplate && !isResource {
 			return nil, protocol.InvalidParams("Unknown resource template: " + clip(p.Ref.URI))
+		}
+		var need []string
+		if isTemplate {
+			need = te.scopes
+		} else {
+			need = re.scopes
+		}
+		if err := r.authorize(need); err != nil {
+			return nil, err
 		}
 		key = completionKey{p.Ref.Type, p.Ref.URI}
 	default:

@@ -29,6 +29,13 @@
 // server seals what it needs to resume into requestState (AES-GCM, bound to
 // the method, the salient params, the principal and an expiry).
 //
+// Features may need OAuth scopes: register them with RequireScopes. Where
+// authentication middleware put the caller's scopes on the context
+// (WithScopes), lists leave out what the caller may not use (and are then
+// cacheScope "private"), and using it is refused with
+// protocol.InsufficientScope (HTTP 403). A legacy session is bound to the
+// principal (WithPrincipal) of its initialize.
+//
 // Change notifications reach subscriptions/listen streams through a Feed;
 // AddTool and the other registration methods announce list changes
 // themselves, NotifyResourceUpdated announces a resource change. A

@@ -24,17 +24,19 @@ type PromptHandler func(ctx context.Context, req *PromptRequest) (*protocol.GetP
 type promptEntry struct {
 	def     *protocol.Prompt
 	handler PromptHandler
+	scopes  []string // RequireScopes
 }
 
 // AddPrompt registers a prompt served by h; one of the same name is
-// replaced. It panics on a definition without a name.
-func (s *Server) AddPrompt(p *protocol.Prompt, h PromptHandler) {
+// replaced. opts may require scopes (RequireScopes). It panics on a
+// definition without a name.
+func (s *Server) AddPrompt(p *protocol.Prompt, h PromptHandler, opts ...FeatureOption) {
 	if p == nil || p.Name == "" || h == nil {
 		panic("server: AddPrompt needs a name and a handler")
 	}
 	def := *p
 	s.mu.Lock()
-	s.prompts.put(def.Name, &promptEntry{def: &def, handler: h})
+	s.prompts.put(def.Name, &promptEntry{def: &def, handler: h, scopes: applyFeatureOptions(opts).scopes})
 	s.mu.Unlock()
 	s.publish(Event{Kind: PromptsListChanged})
 }
@@ -53,11 +55,11 @@ func (s *Server) RemovePrompt(names ...string) {
 }
 
 func (s *Server) serveListPrompts(ctx context.Context, r *Request) (protocol.Result, error) {
-	list, next, err := listPage(s, r, &s.prompts, func(e *promptEntry) *protocol.Prompt { return e.def })
+	list, next, hints, err := listPage(s, r, &s.prompts, func(e *promptEntry) *protocol.Prompt { return e.def })
 	if err != nil {
 		return nil, err
 	}
-	return &protocol.ListPromptsResult{Prompts: list, NextCursor: next, CacheHints: s.listCache()}, nil
+	return &protocol.ListPromptsResult{Prompts: list, NextCursor: next, CacheHints: hints}, nil
 }
 
 func (s *Server) serveGetPrompt(ctx context.Context, r *Request) (protocol.Result, error) {
@@ -76,6 +78,9 @@ func (s *Server) serveGetPrompt(ctx context.Context, r *Request) (protocol.Resul
 	s.mu.RUnlock()
 	if !ok {
 		return nil, protocol.InvalidParams("Unknown prompt: " + clip(name))
+	}
+	if err := r.authorize(e.scopes); err != nil {
+		return nil, err
 	}
 	for _, a := range e.def.Arguments {
 		if _, ok := args[a.Name]; a.Required && !ok {

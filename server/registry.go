@@ -48,10 +48,11 @@ func (g *registry[T]) remove(key string) bool {
 	return true
 }
 
-// page returns the entries after cursor, at most size of them, and the
-// cursor of the next page ("" at the end). A cursor names the last key of
-// the previous page, so it survives additions and removals.
-func (g *registry[T]) page(cursor string, size int) ([]T, string, error) {
+// page returns the entries after cursor that keep accepts (all when keep
+// is nil), at most size of them, and the cursor of the next page ("" at
+// the end). A cursor names the last key of the previous page, so it
+// survives additions and removals.
+func (g *registry[T]) page(cursor string, size int, keep func(T) bool) ([]T, string, error) {
 	start := 0
 	if cursor != "" {
 		after, err := decodeCursor(cursor)
@@ -60,17 +61,37 @@ func (g *registry[T]) page(cursor string, size int) ([]T, string, error) {
 		}
 		start = sort.Search(len(g.keys), func(i int) bool { return g.keys[i] > after })
 	}
-	end := len(g.keys)
-	next := ""
-	if size > 0 && end-start > size {
-		end = start + size
-		next = encodeCursor(g.keys[end-1])
+	if keep == nil {
+		end := len(g.keys)
+		next := ""
+		if size > 0 && end-start > size {
+			end = start + size
+			next = encodeCursor(g.keys[end-1])
+		}
+		out := make([]T, 0, end-start)
+		for _, k := range g.keys[start:end] {
+			out = append(out, g.byKey[k])
+		}
+		return out, next, nil
 	}
-	out := make([]T, 0, end-start)
-	for _, k := range g.keys[start:end] {
-		out = append(out, g.byKey[k])
+	var out []T
+	last := ""
+	for _, k := range g.keys[start:] {
+		v := g.byKey[k]
+		if !keep(v) {
+			continue
+		}
+		if size > 0 && len(out) == size {
+			// One more entry to list: the page ends with the last one kept.
+			return out, encodeCursor(last), nil
+		}
+		out = append(out, v)
+		last = k
 	}
-	return out, next, nil
+	if out == nil {
+		out = []T{}
+	}
+	return out, "", nil
 }
 
 const cursorPrefix = "k:"
@@ -121,23 +142,42 @@ func (s *Server) readCache() protocol.CacheHints {
 }
 
 // listPage serves one page of a list method: the entries after the
-// request's cursor, mapped to their definitions, and the next cursor.
-func listPage[E, D any](s *Server, r *Request, g *registry[E], def func(E) D) ([]D, string, error) {
+// request's cursor that the caller may use, mapped to their definitions,
+// the next cursor, and the caching hints. Where authorization is in force
+// and an entry looked at needs scopes, the page depends on the caller: its
+// hints are then private.
+func listPage[E scoped, D any](s *Server, r *Request, g *registry[E], def func(E) D) ([]D, string, protocol.CacheHints, error) {
+	hints := s.listCache()
 	cursor, err := r.cursorParam()
 	if err != nil {
-		return nil, "", err
+		return nil, "", hints, err
+	}
+	var keep func(E) bool
+	restricted := false
+	if r.authz {
+		keep = func(e E) bool {
+			need := e.needs()
+			if len(need) == 0 {
+				return true
+			}
+			restricted = true
+			return r.permits(need)
+		}
 	}
 	s.mu.RLock()
-	entries, next, err := g.page(cursor, s.pageSize())
+	entries, next, err := g.page(cursor, s.pageSize(), keep)
 	s.mu.RUnlock()
 	if err != nil {
-		return nil, "", err
+		return nil, "", hints, err
+	}
+	if restricted {
+		hints.CacheScope = protocol.CachePrivate
 	}
 	out := make([]D, len(entries))
 	for i, e := range entries {
 		out[i] = def(e)
 	}
-	return out, next, nil
+	return out, next, hints, nil
 }
 
 // guard calls a handler, turning a panic into an internal error naming

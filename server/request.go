@@ -35,6 +35,9 @@ type Request struct {
 
 	closeStream func() // the transport's, or nil
 
+	granted []string // the caller's scopes (WithScopes), read-only
+	authz   bool     // scopes were set: authorization is in force
+
 	// Storage for the pointers above, so that a request is one allocation.
 	metaMem  protocol.RequestMeta
 	outMem   requestNotifier
@@ -63,6 +66,7 @@ func PrincipalFrom(ctx context.Context) string {
 func (s *Server) newRequest(ctx context.Context, req *transport.Request) (*Request, error) {
 	msg, n := req.Message, req.Notifier
 	r := &Request{ID: msg.ID, Method: msg.Method, server: s, params: msg.Params, Principal: PrincipalFrom(ctx), closeStream: req.CloseStream}
+	r.granted, r.authz = grantedScopes(ctx)
 	if len(msg.Params) > 0 {
 		if firstByte(msg.Params) != '{' {
 			return nil, invalidMeta("params must be an object")

@@ -26,30 +26,35 @@ type ResourceHandler func(ctx context.Context, req *ReadRequest) (*protocol.Read
 type resourceEntry struct {
 	def     *protocol.Resource
 	handler ResourceHandler
+	scopes  []string // RequireScopes
 }
 
 type templateEntry struct {
 	def     *protocol.ResourceTemplate
 	tmpl    *uriTemplate
 	handler ResourceHandler
+	scopes  []string // RequireScopes
 }
 
 // AddResource registers a resource served by h; one with the same URI is
-// replaced. It panics on a definition without URI or name.
-func (s *Server) AddResource(r *protocol.Resource, h ResourceHandler) {
+// replaced. opts may require scopes (RequireScopes). It panics on a
+// definition without URI or name.
+func (s *Server) AddResource(r *protocol.Resource, h ResourceHandler, opts ...FeatureOption) {
 	if r == nil || r.URI == "" || r.Name == "" || h == nil {
 		panic("server: AddResource needs a URI, a name and a handler")
 	}
 	def := *r
 	s.mu.Lock()
-	s.resources.put(def.URI, &resourceEntry{def: &def, handler: h})
+	s.resources.put(def.URI, &resourceEntry{def: &def, handler: h, scopes: applyFeatureOptions(opts).scopes})
 	s.mu.Unlock()
 	s.publish(Event{Kind: ResourcesListChanged})
 }
 
 // AddResourceTemplate registers an RFC 6570 URI template served by h for
-// every URI it matches. It panics on an invalid template.
-func (s *Server) AddResourceTemplate(t *protocol.ResourceTemplate, h ResourceHandler) {
+// every URI it matches (a resource registered with the URI itself comes
+// first). opts may require scopes (RequireScopes), needed to read any URI
+// the template serves. It panics on an invalid template.
+func (s *Server) AddResourceTemplate(t *protocol.ResourceTemplate, h ResourceHandler, opts ...FeatureOption) {
 	if t == nil || t.Name == "" || h == nil {
 		panic("server: AddResourceTemplate needs a template, a name and a handler")
 	}
@@ -59,7 +64,7 @@ func (s *Server) AddResourceTemplate(t *protocol.ResourceTemplate, h ResourceHan
 	}
 	def := *t
 	s.mu.Lock()
-	s.templates.put(def.URITemplate, &templateEntry{def: &def, tmpl: tmpl, handler: h})
+	s.templates.put(def.URITemplate, &templateEntry{def: &def, tmpl: tmpl, handler: h, scopes: applyFeatureOptions(opts).scopes})
 	s.mu.Unlock()
 	s.publish(Event{Kind: ResourcesListChanged})
 }
@@ -93,35 +98,36 @@ func BlobResource(mimeType string, data []byte) ResourceHandler {
 }
 
 func (s *Server) serveListResources(ctx context.Context, r *Request) (protocol.Result, error) {
-	list, next, err := listPage(s, r, &s.resources, func(e *resourceEntry) *protocol.Resource { return e.def })
+	list, next, hints, err := listPage(s, r, &s.resources, func(e *resourceEntry) *protocol.Resource { return e.def })
 	if err != nil {
 		return nil, err
 	}
-	return &protocol.ListResourcesResult{Resources: list, NextCursor: next, CacheHints: s.listCache()}, nil
+	return &protocol.ListResourcesResult{Resources: list, NextCursor: next, CacheHints: hints}, nil
 }
 
 func (s *Server) serveListTemplates(ctx context.Context, r *Request) (protocol.Result, error) {
-	list, next, err := listPage(s, r, &s.templates, func(e *templateEntry) *protocol.ResourceTemplate { return e.def })
+	list, next, hints, err := listPage(s, r, &s.templates, func(e *templateEntry) *protocol.ResourceTemplate { return e.def })
 	if err != nil {
 		return nil, err
 	}
-	return &protocol.ListResourceTemplatesResult{ResourceTemplates: list, NextCursor: next, CacheHints: s.listCache()}, nil
+	return &protocol.ListResourceTemplatesResult{ResourceTemplates: list, NextCursor: next, CacheHints: hints}, nil
 }
 
-// findResource returns the handler for uri and the template variables.
-func (s *Server) findResource(uri string) (ResourceHandler, map[string]string, bool) {
+// findResource returns the handler for uri, the template variables and
+// the scopes reading it needs.
+func (s *Server) findResource(uri string) (ResourceHandler, map[string]string, []string, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if e, ok := s.resources.get(uri); ok {
-		return e.handler, nil, true
+		return e.handler, nil, e.scopes, true
 	}
 	for _, k := range s.templates.keys {
 		e := s.templates.byKey[k]
 		if vars, ok := e.tmpl.match(uri); ok {
-			return e.handler, vars, true
+			return e.handler, vars, e.scopes, true
 		}
 	}
-	return nil, nil, false
+	return nil, nil, nil, false
 }
 
 // ErrResourceNotFound may be returned by a resource handler (a template's,
@@ -137,9 +143,12 @@ func (s *Server) serveRead(ctx context.Context, r *Request) (protocol.Result, er
 	if uri == "" {
 		return nil, protocol.InvalidParams("resources/read needs a uri")
 	}
-	h, vars, ok := s.findResource(uri)
+	h, vars, need, ok := s.findResource(uri)
 	if !ok {
 		return nil, protocol.ResourceNotFound(uri)
+	}
+	if err := r.authorize(need); err != nil {
+		return nil, err
 	}
 	if err := r.startInput(ctx); err != nil {
 		return nil, err

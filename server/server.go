@@ -151,6 +151,9 @@ func New(info protocol.Implementation, opts *Options) *Server {
 	if lo.Logger == nil {
 		lo.Logger = s.logger
 	}
+	if lo.Principal == nil {
+		lo.Principal = PrincipalFrom
+	}
 	s.front = legacy.New(s, &lo)
 	return s
 }

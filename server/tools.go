@@ -36,20 +36,21 @@ type toolEntry struct {
 	out     *schema.Schema
 	headers []transport.HeaderParam
 	handler ToolHandler
+	scopes  []string // RequireScopes
 }
 
 // AddToolHandler registers a tool served by h. t.InputSchema is required and
 // must have root type "object"; t.OutputSchema, when set, is enforced on the
 // results. Schemas are compiled here, once. It panics on an invalid
 // definition, as net/http does on an invalid pattern; a tool of the same
-// name is replaced.
-func (s *Server) AddToolHandler(t *protocol.Tool, h ToolHandler) {
-	if err := s.addTool(t, h); err != nil {
+// name is replaced. opts may require scopes (RequireScopes).
+func (s *Server) AddToolHandler(t *protocol.Tool, h ToolHandler, opts ...FeatureOption) {
+	if err := s.addTool(t, h, opts); err != nil {
 		panic("server: AddToolHandler: " + err.Error())
 	}
 }
 
-func (s *Server) addTool(t *protocol.Tool, h ToolHandler) error {
+func (s *Server) addTool(t *protocol.Tool, h ToolHandler, opts []FeatureOption) error {
 	if t == nil || t.Name == "" {
 		return errors.New("tool needs a name")
 	}
@@ -77,7 +78,7 @@ func (s *Server) addTool(t *protocol.Tool, h ToolHandler) error {
 	if err != nil {
 		return fmt.Errorf("tool %q: %w", t.Name, err)
 	}
-	e := &toolEntry{def: &def, in: in, out: out, headers: headers, handler: h}
+	e := &toolEntry{def: &def, in: in, out: out, headers: headers, handler: h, scopes: applyFeatureOptions(opts).scopes}
 	s.mu.Lock()
 	s.tools.put(def.Name, e)
 	s.mu.Unlock()
@@ -110,8 +111,9 @@ func (s *Server) RemoveTool(names ...string) {
 //     content, with an output schema inferred from Out unless t.OutputSchema
 //     is set (an interface type infers none).
 //
-// Errors are as for ToolHandler. It panics on an invalid definition.
-func AddTool[In, Out any](s *Server, t *protocol.Tool, h func(ctx context.Context, req *CallRequest, in In) (Out, error)) {
+// Errors are as for ToolHandler; opts are as for AddToolHandler. It panics
+// on an invalid definition.
+func AddTool[In, Out any](s *Server, t *protocol.Tool, h func(ctx context.Context, req *CallRequest, in In) (Out, error), opts ...FeatureOption) {
 	if t == nil {
 		panic("server: AddTool: nil tool")
 	}
@@ -173,7 +175,7 @@ func AddTool[In, Out any](s *Server, t *protocol.Tool, h func(ctx context.Contex
 			StructuredContent: b,
 		}, nil
 	}
-	if err := s.addTool(&def, handler); err != nil {
+	if err := s.addTool(&def, handler, opts); err != nil {
 		panic("server: AddTool: " + err.Error())
 	}
 }
@@ -236,11 +238,11 @@ func (s *Server) ParamHeaders(tool string) []transport.HeaderParam {
 }
 
 func (s *Server) serveListTools(ctx context.Context, r *Request) (protocol.Result, error) {
-	tools, next, err := listPage(s, r, &s.tools, func(e *toolEntry) *protocol.Tool { return e.def })
+	tools, next, hints, err := listPage(s, r, &s.tools, func(e *toolEntry) *protocol.Tool { return e.def })
 	if err != nil {
 		return nil, err
 	}
-	return &protocol.ListToolsResult{Tools: tools, NextCursor: next, CacheHints: s.listCache()}, nil
+	return &protocol.ListToolsResult{Tools: tools, NextCursor: next, CacheHints: hints}, nil
 }
 
 func (s *Server) serveCallTool(ctx context.Context, r *Request) (protocol.Result, error) {
@@ -256,6 +258,9 @@ func (s *Server) serveCallTool(ctx context.Context, r *Request) (protocol.Result
 	s.mu.RUnlock()
 	if !ok {
 		return nil, protocol.InvalidParams("Unknown tool: " + clip(name))
+	}
+	if err := r.authorize(e.scopes); err != nil {
+		return nil, err
 	}
 	args := json.RawMessage(r.raw.arguments)
 	if len(args) == 0 || string(args) == "null" {

@@ -67,6 +67,13 @@ type Options struct {
 
 	// Logger receives diagnostics; the default discards them.
 	Logger *slog.Logger
+
+	// Principal returns the authenticated caller of a request from its
+	// context ("" when unknown); server.New sets server.PrincipalFrom. A
+	// session is bound to the principal of its initialize: a request of
+	// the session from another principal is refused with -32600, marked
+	// protocol.ErrForbidden (HTTP 403). nil binds sessions to no one.
+	Principal func(ctx context.Context) string
 }
 
 // Adapter serves both eras in front of a core server. It implements
@@ -138,6 +145,9 @@ func (a *Adapter) Serve(ctx context.Context, req *transport.Request) (protocol.R
 		if !ok || s.a != a {
 			return nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "the session is not one of this server's", nil)
 		}
+		if a.principal(ctx) != s.principal {
+			return nil, errOtherPrincipal
+		}
 		return s.serve(ctx, req)
 	}
 	if msg.Method == protocol.MethodInitialize && !transport.IsModern(msg) {
@@ -152,11 +162,12 @@ func (a *Adapter) Serve(ctx context.Context, req *transport.Request) (protocol.R
 
 // Receive takes a session's notifications and its responses to the
 // requests the session sent. The modern era defines no client
-// notification beyond cancellation, which transports handle. It
-// implements transport.Handler.
+// notification beyond cancellation, which transports handle. Messages
+// from a principal other than the session's are dropped. It implements
+// transport.Handler.
 func (a *Adapter) Receive(ctx context.Context, msg *jsonrpc.Message, sess transport.Session) {
 	s, ok := sess.(*Session)
-	if !ok || s.a != a {
+	if !ok || s.a != a || a.principal(ctx) != s.principal {
 		return
 	}
 	if msg.IsResponse() {
@@ -235,6 +246,7 @@ func (a *Adapter) initialize(ctx context.Context, req *transport.Request) (proto
 		caps = &protocol.ClientCapabilities{}
 	}
 	s := a.newSession(version, caps, p.ClientInfo)
+	s.principal = a.principal(ctx)
 	if err := a.add(s); err != nil {
 		return nil, err
 	}
@@ -243,6 +255,21 @@ func (a *Adapter) initialize(ctx context.Context, req *transport.Request) (proto
 	req.Session = s
 	return &initializeResult{ProtocolVersion: version, Capabilities: a.legacyCapabilities(), ServerInfo: a.core.Info(), Instructions: a.core.Instructions()}, nil
 }
+
+// principal returns the authenticated caller of the request of ctx.
+func (a *Adapter) principal(ctx context.Context) string {
+	if a.opts.Principal == nil {
+		return ""
+	}
+	return a.opts.Principal(ctx)
+}
+
+// errOtherPrincipal refuses a session's request from a principal other
+// than the one that opened the session. It is 403 over HTTP, not the 404
+// of an unknown session: the session exists and goes on for its owner,
+// and a 404 would tell a legacy client to initialize again, hiding a
+// client that mixes up its tokens.
+var errOtherPrincipal = protocol.Mark(jsonrpc.NewError(protocol.CodeInvalidRequest, "session belongs to another principal", nil), protocol.ErrForbidden)
 
 // legacyCapabilities are the core's capabilities as a legacy client reads
 // them.

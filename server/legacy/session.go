@@ -22,6 +22,9 @@ type Session struct {
 	version string
 	caps    *protocol.ClientCapabilities
 	info    *protocol.Implementation
+	// principal is the caller that opened the session (Options.Principal
+	// at initialize); requests from others are refused.
+	principal string
 
 	lastUsed atomic.Int64 // unix nanoseconds
 	used     atomic.Bool  // a request came after initialize

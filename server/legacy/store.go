@@ -18,6 +18,8 @@ type SessionRecord struct {
 	Initialized   bool
 	LogLevel      protocol.LoggingLevel
 	Subscriptions []string
+	// Principal is the caller that opened the session; "" when unknown.
+	Principal string
 }
 
 // ErrNoSession is returned by SessionStore.Load for an unknown session.
@@ -84,7 +86,7 @@ func (m *MemoryStore) Len() int {
 func (s *Session) record() *SessionRecord {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rec := &SessionRecord{ID: s.id, Version: s.version, Capabilities: s.caps, ClientInfo: s.info, Initialized: s.initialized, LogLevel: s.logLevel}
+	rec := &SessionRecord{ID: s.id, Version: s.version, Capabilities: s.caps, ClientInfo: s.info, Initialized: s.initialized, LogLevel: s.logLevel, Principal: s.principal}
 	for u := range s.subs {
 		rec.Subscriptions = append(rec.Subscriptions, u)
 	}
@@ -113,6 +115,7 @@ func (a *Adapter) restore(rec *SessionRecord) *Session {
 	}
 	s := a.newSession(rec.Version, caps, rec.ClientInfo)
 	s.id = rec.ID
+	s.principal = rec.Principal
 	s.initialized = rec.Initialized
 	s.logLevel = rec.LogLevel
 	for _, u := range rec.Subscriptions {

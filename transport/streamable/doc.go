@@ -24,6 +24,9 @@
 // The HTTP status of an answer comes from one table, Status: a JSON-RPC
 // error the specification gives a status (unknown method 404, header and
 // _meta errors 400, no room 503 with Retry-After) is answered with it.
+// Refusals of authorization are 403 in both eras; an insufficient scope
+// carries WWW-Authenticate: Bearer error="insufficient_scope" with the
+// scopes needed (Challenge).
 //
 //	srv := server.New(protocol.Implementation{Name: "demo", Version: "1.0.0"}, nil)
 //	http.Handle("/mcp", streamable.NewHandler(srv, nil))

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -214,13 +215,16 @@ func (x *Handler) serve(w http.ResponseWriter, r *http.Request, rc *http.Respons
 		}
 	}
 	res, err := x.h.Serve(ctx, &transport.Request{Message: msg, Notifier: st, Cancel: cancel})
+	st.challenge = Challenge(err)
 	st.finish(transport.Respond(ctx, msg.ID, res, err), Status(err))
 }
 
 // Status is the HTTP status of a modern-era answer with the error err
 // (200 when err is nil): the one table of them. Errors not named here are
-// answered with 200, the JSON-RPC error in the body; legacy-era session
-// requests are always answered with 200.
+// answered with 200, the JSON-RPC error in the body. Legacy-era session
+// requests are answered with 200 too, but for the 403 refusals of
+// authorization (see sessionStatus). A 403 of an
+// *protocol.InsufficientScopeError carries the Challenge.
 func Status(err error) int {
 	if err == nil {
 		return http.StatusOK
@@ -230,6 +234,8 @@ func Status(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, protocol.ErrUnavailable):
 		return http.StatusServiceUnavailable
+	case errors.Is(err, protocol.ErrInsufficientScope), errors.Is(err, protocol.ErrForbidden):
+		return http.StatusForbidden
 	}
 	var e *jsonrpc.Error
 	if !errors.As(err, &e) {
@@ -243,6 +249,58 @@ func Status(err error) int {
 		return http.StatusBadRequest
 	}
 	return http.StatusOK
+}
+
+// sessionStatus is the HTTP status of a legacy-era session request's
+// answer with the error err: 200, the error in the body, as the legacy
+// revisions have it, except the refusals of authorization, which Status
+// answers with 403 (2025-11-25 defines the insufficient_scope challenge
+// too).
+func sessionStatus(err error) int {
+	if st := Status(err); st == http.StatusForbidden {
+		return st
+	}
+	return http.StatusOK
+}
+
+// Challenge returns the WWW-Authenticate value answered with err: for an
+// *protocol.InsufficientScopeError, a Bearer challenge with
+// error="insufficient_scope" and the scopes needed (RFC 6750, section
+// 3.1); "" otherwise.
+func Challenge(err error) string {
+	var ise *protocol.InsufficientScopeError
+	if err == nil || !errors.As(err, &ise) {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(`Bearer error="insufficient_scope"`)
+	scopes := make([]string, 0, len(ise.Scopes))
+	for _, sc := range ise.Scopes {
+		if validScopeToken(sc) {
+			scopes = append(scopes, sc)
+		}
+	}
+	if len(scopes) > 0 {
+		b.WriteString(`, scope="`)
+		b.WriteString(strings.Join(scopes, " "))
+		b.WriteByte('"')
+	}
+	return b.String()
+}
+
+// validScopeToken reports whether sc is a scope-token of RFC 6749 (section
+// 3.3): printable ASCII but space, '"' and '\', so it needs no quoting.
+func validScopeToken(sc string) bool {
+	if sc == "" {
+		return false
+	}
+	for i := 0; i < len(sc); i++ {
+		c := sc[i]
+		if c < 0x21 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // hookShutdown makes the http.Server serving r end the handler's listen

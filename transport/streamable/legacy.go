@@ -45,6 +45,9 @@ func (x *Handler) serveInitialize(w http.ResponseWriter, r *http.Request, msg *j
 	if code == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", retryAfter)
 	}
+	if c := Challenge(err); c != "" {
+		w.Header().Set("WWW-Authenticate", c)
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	_, _ = w.Write(resp.Append(nil))
@@ -196,10 +199,10 @@ func (x *Handler) serveLegacyRequest(w http.ResponseWriter, r *http.Request, rc 
 	// the request.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	req := &transport.Request{Message: msg, Session: sess, Notifier: out, Cancel: cancel, CloseStream: out.CloseStream, Attached: out.clientWaits}
-	serve := func() *jsonrpc.Response {
+	serve := func() legacyAnswer {
 		defer cancel()
 		res, err := x.h.Serve(ctx, req)
-		return transport.Respond(ctx, msg.ID, res, err)
+		return legacyAnswer{transport.Respond(ctx, msg.ID, res, err), sessionStatus(err), Challenge(err)}
 	}
 	if out.inline {
 		// A client that leaves detaches the stream: what follows goes to
@@ -210,7 +213,7 @@ func (x *Handler) serveLegacyRequest(w http.ResponseWriter, r *http.Request, rc 
 		out.finish(resp)
 		return
 	}
-	done := make(chan *jsonrpc.Response, 1)
+	done := make(chan legacyAnswer, 1)
 	x.workers.run(func() {
 		done <- serve()
 	})
@@ -226,9 +229,17 @@ func (x *Handler) serveLegacyRequest(w http.ResponseWriter, r *http.Request, rc 
 	}
 }
 
+// legacyAnswer is a session request's outcome: its response, and the HTTP
+// status and WWW-Authenticate challenge it has when answered as plain JSON.
+type legacyAnswer struct {
+	resp      *jsonrpc.Response
+	status    int
+	challenge string
+}
+
 // finishDetached logs the response of a request whose connection is gone,
 // once it comes, for a client that resumes with Last-Event-ID.
-func (x *Handler) finishDetached(out *legacyStream, done <-chan *jsonrpc.Response) {
+func (x *Handler) finishDetached(out *legacyStream, done <-chan legacyAnswer) {
 	go func() {
 		out.finish(<-done)
 	}()
@@ -457,7 +468,8 @@ func (s *legacyStream) detachLocked() {
 }
 
 // finish logs the response and, while the connection is there, writes it.
-func (s *legacyStream) finish(resp *jsonrpc.Response) {
+func (s *legacyStream) finish(a legacyAnswer) {
+	resp := a.resp
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.finished {
@@ -484,7 +496,14 @@ func (s *legacyStream) finish(resp *jsonrpc.Response) {
 		return // the client left before anything was sent
 	}
 	s.w.Header().Set("Content-Type", "application/json")
-	s.w.WriteHeader(http.StatusOK)
+	if a.challenge != "" {
+		s.w.Header().Set("WWW-Authenticate", a.challenge)
+	}
+	status := a.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	s.w.WriteHeader(status)
 	_, _ = s.w.Write(body)
 }
 

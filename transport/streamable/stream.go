@@ -24,6 +24,7 @@ type stream struct {
 	writeTimeout time.Duration
 	keepAlive    time.Duration
 	timer        *time.Timer
+	challenge    string // WWW-Authenticate of the answer, if any
 }
 
 var errStreamClosed = errors.New("streamable: stream closed")
@@ -147,6 +148,9 @@ func (s *stream) finish(resp *jsonrpc.Response, status int) {
 	s.w.Header().Set("Content-Type", "application/json")
 	if status == http.StatusServiceUnavailable {
 		s.w.Header().Set("Retry-After", retryAfter)
+	}
+	if s.challenge != "" {
+		s.w.Header().Set("WWW-Authenticate", s.challenge)
 	}
 	s.w.WriteHeader(status)
 	if len(body) <= smallAnswer {
