@@ -33,7 +33,7 @@ type featureOptions struct {
 func RequireScopes(scopes ...string) FeatureOption {
 	scopes = slices.Clone(scopes)
 	for _, sc := range scopes {
-		if !scopeToken(sc) {
+		if !ValidScope(sc) {
 			panic(fmt.Sprintf("server: RequireScopes: %q is not a scope token", sc))
 		}
 	}
@@ -46,7 +46,9 @@ func RequireScopes(scopes ...string) FeatureOption {
 	}
 }
 
-func scopeToken(sc string) bool {
+// ValidScope reports whether sc is an OAuth scope token (RFC 6749, section
+// 3.3: one or more of %x21 / %x23-5B / %x5D-7E), as RequireScopes accepts.
+func ValidScope(sc string) bool {
 	if sc == "" {
 		return false
 	}

@@ -85,6 +85,9 @@ func Open(ctx context.Context, opts *Options) (*DB, error) {
 	if o.Path != "" && o.DSN != "" {
 		return nil, errors.New("sqlserver: set Path or DSN, not both")
 	}
+	if o.WriteScope != "" && !server.ValidScope(o.WriteScope) {
+		return nil, fmt.Errorf("sqlserver: WriteScope %q is not an OAuth scope token", o.WriteScope)
+	}
 	d := &DB{opts: o, slots: make(chan struct{}, o.MaxConcurrent), closing: make(chan struct{}), progressEvery: progressEvery}
 	var err error
 	if o.DSN != "" {

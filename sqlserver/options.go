@@ -21,6 +21,13 @@ type Options struct {
 	// AllowWrites adds the execute tool, which runs a statement only after
 	// the user confirms it through an elicitation.
 	AllowWrites bool
+	// WriteScope, when set, is an OAuth scope the caller must be granted
+	// to see and call the execute tool (server.RequireScopes). It takes
+	// effect where authorization is in force, that is where middleware
+	// such as auth/resource.Protect puts the caller's scopes on the
+	// request context; elsewhere execute is served to everyone as before.
+	// It must be an OAuth scope token (no spaces or quotes).
+	WriteScope string
 
 	// AllowPrivilegedRole serves a PostgreSQL database even when the role
 	// has privileges a window to the database must not have: superuser,

@@ -76,12 +76,16 @@ func (d *DB) addTools(s *server.Server) {
 		Annotations: &protocol.ToolAnnotations{ReadOnlyHint: boolp(true), OpenWorldHint: boolp(false)},
 	}, d.callExplain)
 	if d.rw != nil {
+		var opts []server.FeatureOption
+		if d.opts.WriteScope != "" {
+			opts = append(opts, server.RequireScopes(d.opts.WriteScope))
+		}
 		server.AddTool(s, &protocol.Tool{
 			Name: toolExecute,
 			Description: fmt.Sprintf("Runs a statement that changes the %s database (INSERT, UPDATE, DELETE, DDL). "+
 				"The user is shown the exact statement and parameters and must confirm; nothing runs otherwise.", dialect),
 			Annotations: &protocol.ToolAnnotations{ReadOnlyHint: boolp(false), DestructiveHint: boolp(true), OpenWorldHint: boolp(false)},
-		}, d.callExecute)
+		}, d.callExecute, opts...)
 	}
 }
 

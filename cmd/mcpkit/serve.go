@@ -38,7 +38,20 @@ refused: connect as a role made for it (see Security in the README), or
 pass --allow-privileged-role to serve anyway, with a warning.
 
 It listens on 127.0.0.1:8080 (endpoint /mcp) unless --addr says otherwise,
-or speaks over stdin/stdout with --stdio.`
+or speaks over stdin/stdout with --stdio.
+
+--auth-issuer makes it an OAuth protected resource: every request needs an
+access token from that authorization server, for this endpoint (audience
+--public-url, or the listening URL) and with every --auth-scope; with
+--allow-writes, execute also needs --auth-write-scope (default mcp:write).
+Tokens are checked as JWTs against the issuer's keys, or at
+--auth-introspection-url. The metadata clients discover the server by is
+served at /.well-known/oauth-protected-resource/mcp.
+
+It refuses a non-loopback --addr without --auth-issuer unless given
+--insecure-no-auth; with --auth-issuer there it needs --public-url and
+either --tls-cert/--tls-key (HTTPS, HTTP/2 on) or an https --public-url (a
+TLS-terminating proxy in front).`
 
 func runServe(ctx context.Context, e *env, args []string) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
@@ -69,6 +82,8 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	privileged := fs.Bool("allow-privileged-role", false, "serve PostgreSQL even as a role that can do more than read (warns on every start)")
 	origins := listFlag{}
 	fs.Var(&origins, "allow-origin", "also accept browser requests from `ORIGIN` (repeatable)")
+	var sec serveSecurity
+	sec.register(fs)
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(e.Stdout, "Usage:\n  mcpkit serve sql [flags]\n\n%s\n\nFlags:\n", serveAbout)
@@ -84,12 +99,31 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	if *db != "" && *dsn != "" {
 		return usageError(e, "serve sql", "give --db or --dsn, not both")
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if err := sec.check(*addr, *useStdio, set); err != nil {
+		return usageError(e, "serve sql", err.Error())
+	}
+	tlsConf, err := sec.tlsConfig()
+	if err != nil {
+		fmt.Fprintf(e.Stderr, "mcpkit serve sql: %v\n", err)
+		return exitFailed
+	}
+	writeScope := ""
+	if sec.authOn() && !*useStdio {
+		if err := discoverIssuer(ctx, sec.issuer); err != nil {
+			fmt.Fprintf(e.Stderr, "mcpkit serve sql: %v\n", err)
+			return exitUnreachable
+		}
+		writeScope = sec.writeScope
+	}
 	logger := slog.New(slog.NewTextHandler(e.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 
 	d, err := sqlserver.Open(ctx, &sqlserver.Options{
 		Path: *db, DSN: *dsn, AllowWrites: *allowWrites, MaxRows: *maxRows, MaxResultBytes: *maxBytes,
 		StatementTimeout: *timeout, SampleRows: *sample, PollInterval: *poll,
 		MaxMemory: int64(maxMemory), MaxConcurrent: *maxConcurrent, AllowPrivilegedRole: *privileged, Logger: logger,
+		WriteScope: writeScope,
 	})
 	if err != nil {
 		fmt.Fprintf(e.Stderr, "mcpkit serve sql: %v\n", err)
@@ -120,11 +154,36 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		return exitUnreachable
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", streamable.NewHandler(core, &streamable.Options{Logger: logger, AllowedOrigins: origins}))
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
-	fmt.Fprintf(e.Stderr, "mcpkit serve sql: serving %s on http://%s/mcp (Ctrl-C to stop)\n", describeDB(*db, *dsn), ln.Addr())
+	endpoint := streamable.NewHandler(core, &streamable.Options{Logger: logger, AllowedOrigins: origins})
+	resourceURL := sec.resourceURL(ln)
+	if sec.authOn() {
+		if err := sec.protect(mux, endpoint, resourceURL, *allowWrites); err != nil {
+			ln.Close()
+			fmt.Fprintf(e.Stderr, "mcpkit serve sql: %v\n", err)
+			return exitFailed
+		}
+	} else {
+		mux.Handle("/mcp", endpoint)
+	}
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, TLSConfig: tlsConf}
+	scheme := "http"
+	if tlsConf != nil {
+		scheme = "https"
+	}
+	fmt.Fprintf(e.Stderr, "mcpkit serve sql: serving %s on %s://%s/mcp (Ctrl-C to stop)\n", describeDB(*db, *dsn), scheme, ln.Addr())
+	if sec.authOn() {
+		fmt.Fprintf(e.Stderr, "mcpkit serve sql: access tokens from %s required, for %s\n", sec.issuer, resourceURL)
+	} else if sec.insecureNoAuth {
+		fmt.Fprintf(e.Stderr, "mcpkit serve sql: warning: no authorization (--insecure-no-auth): whoever reaches %s can use the database\n", ln.Addr())
+	}
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() {
+		if tlsConf != nil {
+			errc <- hs.ServeTLS(ln, "", "")
+			return
+		}
+		errc <- hs.Serve(ln)
+	}()
 	select {
 	case err := <-errc:
 		fmt.Fprintf(e.Stderr, "mcpkit serve sql: %v\n", err)

@@ -5,6 +5,14 @@
 //
 //	everything-server -addr 127.0.0.1:3001   # http://127.0.0.1:3001/mcp
 //	everything-server -stdio
+//
+// With -auth-issuer it is an OAuth protected resource (auth/resource), for
+// tests of clients' authorization: every request needs an access token
+// from that issuer for the endpoint (-public-url, or the listening URL)
+// with every -auth-scope, checked as a JWT against the issuer's keys or,
+// with -auth-introspection-url, by introspection:
+//
+//	everything-server -auth-issuer http://127.0.0.1:9998 -auth-scope mcp:read
 package main
 
 import (
@@ -17,9 +25,11 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/mcpkit/mcpkit/auth/resource"
 	"github.com/mcpkit/mcpkit/conformance/everything"
 	"github.com/mcpkit/mcpkit/server"
 	"github.com/mcpkit/mcpkit/transport/stdio"
@@ -29,17 +39,67 @@ import (
 func main() {
 	addr := flag.String("addr", "127.0.0.1:3001", "HTTP listen address (HOST:PORT); the endpoint is /mcp")
 	useStdio := flag.Bool("stdio", false, "serve over stdin/stdout instead of HTTP")
+	var a authFlags
+	flag.StringVar(&a.issuer, "auth-issuer", "", "require OAuth access tokens from the authorization server `URL` (issuer identifier)")
+	flag.StringVar(&a.introspectURL, "auth-introspection-url", "", "check tokens at this introspection endpoint `URL` instead of as JWTs")
+	flag.StringVar(&a.clientID, "auth-client-id", "", "client `ID` at the introspection endpoint")
+	flag.StringVar(&a.clientSecret, "auth-client-secret", "", "client `SECRET` at the introspection endpoint")
+	flag.Func("auth-scope", "require scope `S` of every request (repeatable)", func(s string) error {
+		a.scopes = append(a.scopes, s)
+		return nil
+	})
+	flag.StringVar(&a.publicURL, "public-url", "", "the endpoint's canonical `URL` (the tokens' audience); default the listening URL")
 	flag.Parse()
+	if a.issuer == "" && (a.introspectURL != "" || a.clientID != "" || a.clientSecret != "" || len(a.scopes) > 0 || a.publicURL != "") {
+		fmt.Fprintln(os.Stderr, "everything-server: the -auth-* and -public-url flags need -auth-issuer")
+		os.Exit(2)
+	}
+	if a.issuer != "" && *useStdio {
+		fmt.Fprintln(os.Stderr, "everything-server: -auth-issuer is for HTTP, not -stdio")
+		os.Exit(2)
+	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *addr, *useStdio, logger); err != nil {
+	if err := run(ctx, *addr, *useStdio, &a, logger); err != nil {
 		fmt.Fprintln(os.Stderr, "everything-server:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, addr string, useStdio bool, logger *slog.Logger) error {
+// authFlags configure the optional OAuth protection of the endpoint.
+type authFlags struct {
+	issuer, introspectURL, clientID, clientSecret, publicURL string
+	scopes                                                   []string
+}
+
+// protect returns endpoint protected as a says, mounting the metadata on
+// mux, or endpoint itself without -auth-issuer.
+func (a *authFlags) protect(mux *http.ServeMux, endpoint http.Handler, ln net.Listener) (http.Handler, error) {
+	if a.issuer == "" {
+		return endpoint, nil
+	}
+	res := a.publicURL
+	if res == "" {
+		res = "http://" + ln.Addr().String() + "/mcp"
+	}
+	var v resource.Verifier = &resource.JWTVerifier{Issuer: a.issuer, Resource: res}
+	if a.introspectURL != "" {
+		v = &resource.IntrospectionVerifier{Endpoint: a.introspectURL, ClientID: a.clientID, ClientSecret: a.clientSecret, Resource: res, Issuer: a.issuer}
+	}
+	h, err := resource.New(endpoint, &resource.Options{Resource: res, AuthorizationServers: []string{a.issuer}, Verifier: v, RequiredScopes: a.scopes})
+	if err != nil {
+		return nil, err
+	}
+	mux.Handle(h.MetadataPath(), h.MetadataHandler())
+	if local := "/.well-known/oauth-protected-resource/mcp"; local != h.MetadataPath() {
+		mux.Handle(local, h.MetadataHandler())
+	}
+	fmt.Fprintf(os.Stderr, "everything-server: access tokens from %s required for %s (scopes %s)\n", a.issuer, res, strings.Join(a.scopes, " "))
+	return h, nil
+}
+
+func run(ctx context.Context, addr string, useStdio bool, a *authFlags, logger *slog.Logger) error {
 	// Both eras: the server serves legacy clients (initialize) beside
 	// modern ones by default.
 	srv := everything.New(&server.Options{Logger: logger})
@@ -48,11 +108,16 @@ func run(ctx context.Context, addr string, useStdio bool, logger *slog.Logger) e
 		return stdio.Serve(ctx, srv, os.Stdin, os.Stdout, &stdio.Options{Logger: logger})
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", streamable.NewHandler(srv, &streamable.Options{Logger: logger}))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
+	endpoint, err := a.protect(mux, streamable.NewHandler(srv, &streamable.Options{Logger: logger}), ln)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	mux.Handle("/mcp", endpoint)
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	fmt.Fprintf(os.Stderr, "everything-server: serving http://%s/mcp\n", ln.Addr())
 	errc := make(chan error, 1)

@@ -1,0 +1,252 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
+	"github.com/zitadel/oidc/v3/example/server/exampleop"
+	"github.com/zitadel/oidc/v3/example/server/storage"
+	"github.com/zitadel/oidc/v3/pkg/oidc"
+	"github.com/zitadel/oidc/v3/pkg/op"
+
+	"github.com/mcpkit/mcpkit/auth"
+	"github.com/mcpkit/mcpkit/client"
+	"github.com/mcpkit/mcpkit/protocol"
+	"github.com/mcpkit/mcpkit/sqlserver"
+	"github.com/mcpkit/mcpkit/transport/streamable"
+)
+
+// The end-to-end test runs the zitadel/oidc example OpenID Provider on
+// loopback, with service clients that get JWT access tokens through the
+// client credentials grant, for the audience of the served endpoint and
+// with the scope claim the resource server reads.
+
+const opSvcSecret = "svc-secret"
+
+// opStore is the example storage with the test's service clients.
+type opStore struct {
+	*storage.Storage
+	audience string
+	key      *rsa.PrivateKey
+}
+
+type opKey struct{ k *rsa.PrivateKey }
+
+func (k opKey) SignatureAlgorithm() jose.SignatureAlgorithm { return jose.RS256 }
+func (k opKey) Algorithm() jose.SignatureAlgorithm          { return jose.RS256 }
+func (k opKey) Key() any                                    { return k.k }
+func (k opKey) ID() string                                  { return "serve-test" }
+func (k opKey) Use() string                                 { return "sig" }
+
+type opPubKey struct{ opKey }
+
+func (k opPubKey) Key() any { return &k.k.PublicKey }
+
+func (s *opStore) SigningKey(context.Context) (op.SigningKey, error) { return opKey{s.key}, nil }
+func (s *opStore) SignatureAlgorithms(context.Context) ([]jose.SignatureAlgorithm, error) {
+	return []jose.SignatureAlgorithm{jose.RS256}, nil
+}
+func (s *opStore) KeySet(context.Context) ([]op.Key, error) {
+	return []op.Key{opPubKey{opKey{s.key}}}, nil
+}
+
+type opSvcClient struct{ op.Client }
+
+func (c opSvcClient) GrantTypes() []oidc.GrantType {
+	return []oidc.GrantType{oidc.GrantTypeClientCredentials}
+}
+func (c opSvcClient) AccessTokenType() op.AccessTokenType { return op.AccessTokenTypeJWT }
+
+func (s *opStore) ClientCredentials(ctx context.Context, clientID, secret string) (op.Client, error) {
+	if !strings.HasPrefix(clientID, "svc-") {
+		return s.Storage.ClientCredentials(ctx, clientID, secret)
+	}
+	if secret != opSvcSecret {
+		return nil, oidc.ErrInvalidClient()
+	}
+	return opSvcClient{storage.WebClient(clientID, secret, "http://127.0.0.1/cb")}, nil
+}
+
+func (s *opStore) ClientCredentialsTokenRequest(ctx context.Context, clientID string, scopes []string) (op.TokenRequest, error) {
+	return &oidc.JWTTokenRequest{Subject: clientID, Audience: []string{s.audience}, Scopes: scopes}, nil
+}
+
+func (s *opStore) GetPrivateClaimsFromScopes(ctx context.Context, userID, clientID string, scopes []string) (map[string]any, error) {
+	return map[string]any{"scope": strings.Join(scopes, " ")}, nil
+}
+
+// startOP starts the provider, issuing tokens for audience, and returns
+// its issuer.
+func startOP(t *testing.T, audience string) string {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(nil)
+	issuer := "http://" + srv.Listener.Addr().String()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &opStore{Storage: storage.NewStorageWithClients(storage.NewUserStore(issuer), map[string]*storage.Client{}), audience: audience, key: key}
+	srv.Config.Handler = exampleop.SetupServer(issuer, st, slog.New(slog.NewTextHandler(io.Discard, nil)), false)
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return issuer
+}
+
+var servingAddr = regexp.MustCompile(`on http://(\S+)/mcp`)
+
+// TestServeSQLProtected serves the demo database protected by the
+// provider and lists the tools as a read-only and as a read-write
+// service client (client credentials grant through auth.Transport).
+func TestServeSQLProtected(t *testing.T) {
+	// The audience must be known before the server starts: reserve a
+	// port, and use it as --addr.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	resourceURL := "http://" + addr + "/mcp"
+	issuer := startOP(t, resourceURL)
+
+	dbPath := t.TempDir() + "/demo.db"
+	if err := sqlserver.EnsureDemo(dbPath); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	inv := start(ctx, terminal{}, "", "serve", "sql", "--addr", addr, "--db", dbPath, "--allow-writes",
+		"--auth-issuer", issuer, "--auth-scope", "mcp:read")
+	t.Cleanup(func() {
+		cancel()
+		if r := inv.wait(t); r.code != exitOK {
+			t.Errorf("serve sql ended with %d: %s", r.code, r.stderr)
+		}
+	})
+	deadline := time.Now().Add(15 * time.Second)
+	for servingAddr.FindString(inv.stderr.String()) == "" {
+		if time.Now().After(deadline) {
+			t.Fatalf("serve sql did not start: %s", inv.stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	// Without a token: 401 with a challenge naming the metadata.
+	resp, err := http.Post(resourceURL, "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(resp.Header.Get("WWW-Authenticate"), "/.well-known/oauth-protected-resource/mcp") {
+		t.Fatalf("no token: %s %q", resp.Status, resp.Header.Get("WWW-Authenticate"))
+	}
+
+	tools := func(t *testing.T, clientID string, scopes ...string) ([]string, error) {
+		tr := auth.NewTransport(&auth.Options{Grant: auth.GrantClientCredentials, ClientID: clientID, ClientSecret: opSvcSecret, Scopes: scopes})
+		c := client.New(protocol.Implementation{Name: "test", Version: "1"}, nil)
+		cctx, ccancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer ccancel()
+		s, err := c.ConnectURL(cctx, resourceURL, &streamable.ClientOptions{HTTPClient: &http.Client{Transport: tr}})
+		if err != nil {
+			return nil, err
+		}
+		defer s.Close()
+		res, err := s.ListTools(cctx, nil)
+		if err != nil {
+			return nil, err
+		}
+		var names []string
+		for _, tool := range res.Tools {
+			names = append(names, tool.Name)
+		}
+		return names, nil
+	}
+	ro, err := tools(t, "svc-reader", "mcp:read")
+	if err != nil {
+		t.Fatalf("read-only client: %v", err)
+	}
+	if !slices.Contains(ro, "query") || slices.Contains(ro, "execute") {
+		t.Errorf("read-only client sees %v", ro)
+	}
+	rw, err := tools(t, "svc-writer", "mcp:read", "mcp:write")
+	if err != nil {
+		t.Fatalf("read-write client: %v", err)
+	}
+	if !slices.Contains(rw, "query") || !slices.Contains(rw, "execute") {
+		t.Errorf("read-write client sees %v", rw)
+	}
+	// A token without the required scope is refused.
+	if _, err := tools(t, "svc-other", "mcp:write"); err == nil {
+		t.Errorf("a token without mcp:read was accepted")
+	}
+}
+
+// TestEverythingServerProtected runs the everything-server with
+// -auth-issuer and lists its tools with and without a token.
+func TestEverythingServerProtected(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	resourceURL := "http://" + addr + "/mcp"
+	issuer := startOP(t, resourceURL)
+	stderr := &lockedBuffer{}
+	cmd := exec.Command(everythingServer, "-addr", addr, "-auth-issuer", issuer, "-auth-scope", "mcp:read")
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	deadline := time.Now().Add(15 * time.Second)
+	for !strings.Contains(stderr.String(), "serving http://") {
+		if time.Now().After(deadline) {
+			t.Fatalf("everything-server did not start: %s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	resp, err := http.Get("http://" + addr + "/.well-known/oauth-protected-resource/mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md struct {
+		Resource             string   `json:"resource"`
+		AuthorizationServers []string `json:"authorization_servers"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&md)
+	resp.Body.Close()
+	if err != nil || md.Resource != resourceURL || !slices.Equal(md.AuthorizationServers, []string{issuer}) {
+		t.Fatalf("metadata: %v %+v", err, md)
+	}
+	c := client.New(protocol.Implementation{Name: "test", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if s, err := c.ConnectURL(ctx, resourceURL, nil); err == nil {
+		s.Close()
+		t.Fatal("connected without a token")
+	}
+	tr := auth.NewTransport(&auth.Options{Grant: auth.GrantClientCredentials, ClientID: "svc-everything", ClientSecret: opSvcSecret, Scopes: []string{"mcp:read"}})
+	s, err := c.ConnectURL(ctx, resourceURL, &streamable.ClientOptions{HTTPClient: &http.Client{Transport: tr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	res, err := s.ListTools(ctx, nil)
+	if err != nil || len(res.Tools) == 0 {
+		t.Fatalf("tools: %v %v", err, res)
+	}
+}

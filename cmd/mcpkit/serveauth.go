@@ -1,0 +1,233 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/mcpkit/mcpkit/auth/resource"
+	"github.com/mcpkit/mcpkit/server"
+)
+
+// serveSecurity is what the security flags of `mcpkit serve sql` ask for:
+// OAuth protection of the endpoint (resource server) and TLS.
+type serveSecurity struct {
+	issuer, introspectURL, clientID, clientSecret string
+	scopes                                        listFlag
+	writeScope                                    string
+	publicURL                                     string
+	insecureNoAuth                                bool
+	tlsCert, tlsKey                               string
+}
+
+const defaultWriteScope = "mcp:write"
+
+// introspectSecretEnv may hold the introspection client secret instead of
+// --auth-client-secret, which other users can see in the process list.
+const introspectSecretEnv = "MCPKIT_AUTH_CLIENT_SECRET"
+
+func (s *serveSecurity) register(fs *flag.FlagSet) {
+	fs.StringVar(&s.issuer, "auth-issuer", "", "require OAuth access tokens from the authorization server `URL` (its issuer identifier; metadata and keys are discovered from it)")
+	fs.StringVar(&s.introspectURL, "auth-introspection-url", "", "check tokens at the introspection endpoint `URL` (RFC 7662) instead of as JWTs against the issuer's keys")
+	fs.StringVar(&s.clientID, "auth-client-id", "", "client `ID` of this server at the introspection endpoint")
+	fs.StringVar(&s.clientSecret, "auth-client-secret", "", "client `SECRET` at the introspection endpoint (or set "+introspectSecretEnv+")")
+	fs.Var(&s.scopes, "auth-scope", "require the scope `S` of every request (repeatable)")
+	fs.StringVar(&s.writeScope, "auth-write-scope", defaultWriteScope, "with --auth-issuer and --allow-writes, the scope `S` the execute tool also needs")
+	fs.StringVar(&s.publicURL, "public-url", "", "the endpoint's canonical `URL` as clients reach it, e.g. https://db.example.com/mcp behind a TLS-terminating proxy (the tokens' audience)")
+	fs.BoolVar(&s.insecureNoAuth, "insecure-no-auth", false, "listen on a non-loopback address without --auth-issuer: anyone who reaches it can read the database")
+	fs.StringVar(&s.tlsCert, "tls-cert", "", "serve HTTPS (HTTP/2 on) with the certificate chain in `FILE` (PEM)")
+	fs.StringVar(&s.tlsKey, "tls-key", "", "the private key of --tls-cert, in `FILE` (PEM)")
+}
+
+func (s *serveSecurity) authOn() bool { return s.issuer != "" }
+
+// check validates the flags against each other and the listen address,
+// before anything is opened or listened on; the error is a usage error.
+func (s *serveSecurity) check(addr string, useStdio bool, set map[string]bool) error {
+	if s.clientSecret == "" {
+		s.clientSecret = os.Getenv(introspectSecretEnv)
+	}
+	if useStdio {
+		for _, name := range []string{"auth-issuer", "auth-introspection-url", "auth-client-id", "auth-client-secret", "auth-scope", "auth-write-scope", "public-url", "insecure-no-auth", "tls-cert", "tls-key"} {
+			if set[name] {
+				return fmt.Errorf("--%s is for HTTP; --stdio serves the process that started it", name)
+			}
+		}
+		return nil
+	}
+	if !s.authOn() {
+		for _, name := range []string{"auth-introspection-url", "auth-client-id", "auth-client-secret", "auth-scope", "auth-write-scope"} {
+			if set[name] {
+				return fmt.Errorf("--%s needs --auth-issuer", name)
+			}
+		}
+	} else {
+		if err := checkHTTPURL("--auth-issuer", s.issuer); err != nil {
+			return err
+		}
+		if s.introspectURL != "" {
+			if err := checkHTTPURL("--auth-introspection-url", s.introspectURL); err != nil {
+				return err
+			}
+			if s.clientID == "" || s.clientSecret == "" {
+				return fmt.Errorf("--auth-introspection-url needs --auth-client-id and --auth-client-secret (or %s)", introspectSecretEnv)
+			}
+		} else if set["auth-client-id"] || set["auth-client-secret"] {
+			return errors.New("--auth-client-id and --auth-client-secret are for --auth-introspection-url")
+		}
+		for _, sc := range append(append([]string{}, s.scopes...), s.writeScope) {
+			if !server.ValidScope(sc) {
+				return fmt.Errorf("%q is not an OAuth scope (printable ASCII without spaces, quotes or backslashes)", sc)
+			}
+		}
+	}
+	if (s.tlsCert == "") != (s.tlsKey == "") {
+		return errors.New("give both --tls-cert and --tls-key")
+	}
+	if s.publicURL != "" {
+		if err := checkHTTPURL("--public-url", s.publicURL); err != nil {
+			return err
+		}
+	}
+	if s.insecureNoAuth && s.authOn() {
+		return errors.New("give --auth-issuer or --insecure-no-auth, not both")
+	}
+	loopback := isLoopbackAddr(addr)
+	if !loopback && !s.authOn() && !s.insecureNoAuth {
+		return fmt.Errorf("refusing to serve %s without authorization: it is not a loopback address, and anyone who reaches it could read the database; protect it with --auth-issuer, or pass --insecure-no-auth if something in front of it (a VPN, a proxy) does", addr)
+	}
+	if !loopback && s.authOn() {
+		if s.publicURL == "" {
+			return errors.New("--auth-issuer on a non-loopback address needs --public-url, the URL clients use (the audience of their tokens)")
+		}
+		if s.tlsCert == "" && !strings.HasPrefix(strings.ToLower(s.publicURL), "https://") {
+			return errors.New("access tokens would cross the network in clear text: serve HTTPS with --tls-cert and --tls-key, or behind a TLS-terminating proxy with an https --public-url")
+		}
+	}
+	return nil
+}
+
+func checkHTTPURL(flagName, raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || !u.IsAbs() || u.Host == "" || u.Fragment != "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return fmt.Errorf("%s %q is not an absolute http(s) URL", flagName, raw)
+	}
+	return nil
+}
+
+// isLoopbackAddr reports whether the listen address HOST:PORT is on a
+// loopback interface only. An empty host (all interfaces), an unspecified
+// or other address, and names other than localhost are not.
+func isLoopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+// tlsConfig loads the certificate, or returns nil without TLS.
+func (s *serveSecurity) tlsConfig() (*tls.Config, error) {
+	if s.tlsCert == "" {
+		return nil, nil
+	}
+	cert, err := tls.LoadX509KeyPair(s.tlsCert, s.tlsKey)
+	if err != nil {
+		return nil, fmt.Errorf("loading --tls-cert/--tls-key: %w", err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+}
+
+// resourceURL is the canonical URL of the endpoint: --public-url, or the
+// listening address.
+func (s *serveSecurity) resourceURL(ln net.Listener) string {
+	if s.publicURL != "" {
+		return s.publicURL
+	}
+	scheme := "http"
+	if s.tlsCert != "" {
+		scheme = "https"
+	}
+	return scheme + "://" + ln.Addr().String() + "/mcp"
+}
+
+// discoverIssuer fetches the issuer's metadata (RFC 8414, then OpenID
+// Connect Discovery) to fail at start rather than at the first request
+// when the issuer is wrong or unreachable.
+func discoverIssuer(ctx context.Context, issuer string) error {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	var last error
+	for _, u := range resource.MetadataURLs(issuer) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Accept", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			last = err
+			continue
+		}
+		var md struct {
+			Issuer string `json:"issuer"`
+		}
+		err = json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&md)
+		resp.Body.Close()
+		switch {
+		case resp.StatusCode != http.StatusOK:
+			last = fmt.Errorf("GET %s: %s", u, resp.Status)
+		case err != nil:
+			last = fmt.Errorf("GET %s: %v", u, err)
+		case md.Issuer != issuer:
+			return fmt.Errorf("the metadata at %s names the issuer %q, not %q", u, md.Issuer, issuer)
+		default:
+			return nil
+		}
+	}
+	return fmt.Errorf("discovering the authorization server %s: %v", issuer, last)
+}
+
+// protect wraps the endpoint handler as the flags say and mounts it and
+// its protected resource metadata on mux.
+func (s *serveSecurity) protect(mux *http.ServeMux, endpoint http.Handler, resourceURL string, writes bool) error {
+	var v resource.Verifier
+	if s.introspectURL != "" {
+		v = &resource.IntrospectionVerifier{Endpoint: s.introspectURL, ClientID: s.clientID, ClientSecret: s.clientSecret, Resource: resourceURL, Issuer: s.issuer}
+	} else {
+		v = &resource.JWTVerifier{Issuer: s.issuer, Resource: resourceURL}
+	}
+	supported := append([]string{}, s.scopes...)
+	if writes && !contains(supported, s.writeScope) {
+		supported = append(supported, s.writeScope)
+	}
+	h, err := resource.New(endpoint, &resource.Options{
+		Resource: resourceURL, AuthorizationServers: []string{s.issuer}, Verifier: v,
+		RequiredScopes: s.scopes, ScopesSupported: supported, ResourceName: "mcpkit database server",
+	})
+	if err != nil {
+		return err
+	}
+	mux.Handle("/mcp", h)
+	mux.Handle(h.MetadataPath(), h.MetadataHandler())
+	// Behind a proxy that maps --public-url's path onto /mcp, the
+	// metadata may also be asked for at the local endpoint's path.
+	if local := "/.well-known/oauth-protected-resource/mcp"; local != h.MetadataPath() {
+		mux.Handle(local, h.MetadataHandler())
+	}
+	return nil
+}
