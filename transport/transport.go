@@ -60,6 +60,10 @@ type Handler interface {
 	Legacy() Legacy
 }
 
+// ErrNoSession is returned by Legacy.Session for an id that names no open
+// session.
+var ErrNoSession = errors.New("transport: no such session")
+
 // ErrNoResponse is returned by Serve for a request that gets no response:
 // a subscriptions/listen stream whose client went away or that the change
 // feed ended.
@@ -118,8 +122,12 @@ type HeaderParam struct {
 // Legacy is the legacy era (revisions up to 2025-11-25) of a handler: the
 // sessions initialize opened.
 type Legacy interface {
-	// Session returns the open session with the id.
-	Session(id string) (Session, bool)
+	// Session returns the open session with the id for the request of
+	// ctx. It fails with ErrNoSession when no session has the id (it never
+	// existed, ended or expired), and with an error marked
+	// protocol.ErrForbidden when the session belongs to a principal other
+	// than the request's (HTTP 403: the session goes on for its owner).
+	Session(ctx context.Context, id string) (Session, error)
 	// Versions returns the legacy revisions served, newest first.
 	Versions() []string
 }

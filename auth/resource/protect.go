@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/mcpkit/mcpkit/server"
+	"github.com/mcpkit/mcpkit/transport/streamable"
 )
 
 // Options configure Protect.
@@ -195,6 +196,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx = server.WithPrincipal(ctx, principal)
 	ctx = server.WithScopes(ctx, p.Scopes)
 	ctx = WithPrincipal(ctx, p)
+	// The challenge of a refusal of the core names the metadata too.
+	ctx = streamable.WithResourceMetadata(ctx, h.metadataURL)
 	h.next.ServeHTTP(w, r.WithContext(ctx))
 }
 

@@ -279,21 +279,25 @@ func (a *Adapter) legacyCapabilities() protocol.ServerCapabilities {
 	return caps
 }
 
-// Session returns the open session with the id. It implements
+// Session returns the open session with the id, for the request of ctx.
+// It fails with transport.ErrNoSession when none is open, and with the
+// refusal of another principal (marked protocol.ErrForbidden) when the
+// session was opened by a principal other than the request's; that
+// lookup does not count as a use of the session. It implements
 // transport.Legacy.
-func (a *Adapter) Session(id string) (transport.Session, bool) {
+func (a *Adapter) Session(ctx context.Context, id string) (transport.Session, error) {
 	a.mu.Lock()
 	s, ok := a.sessions[id]
 	a.mu.Unlock()
 	if !ok {
 		// Opened on another replica, perhaps.
-		rec, err := a.store.Load(context.Background(), id)
+		rec, err := a.store.Load(ctx, id)
 		if err != nil {
-			return nil, false
+			return nil, transport.ErrNoSession
 		}
 		s = a.restore(rec)
 		if a.add(s) != nil {
-			return nil, false
+			return nil, transport.ErrNoSession
 		}
 		a.startBG.Do(a.background)
 		ok = true
@@ -301,17 +305,20 @@ func (a *Adapter) Session(id string) (transport.Session, bool) {
 	select {
 	case <-s.done:
 		// Closed, and about to leave the map.
-		return nil, false
+		return nil, transport.ErrNoSession
 	default:
 	}
 	if s.expired(time.Now()) {
 		if ok {
 			s.Close()
 		}
-		return nil, false
+		return nil, transport.ErrNoSession
+	}
+	if a.principal(ctx) != s.principal {
+		return nil, errOtherPrincipal
 	}
 	s.touch()
-	return s, true
+	return s, nil
 }
 
 // Sessions returns the number of open sessions.

@@ -64,8 +64,8 @@ func TestInitializeVersionNegotiation(t *testing.T) {
 			if ts.Version() != tt.want {
 				t.Errorf("Session.Version() = %q, want %q", ts.Version(), tt.want)
 			}
-			if s, ok := a.Session(ts.ID()); !ok || s != ts {
-				t.Errorf("Adapter.Session(%q) = %v, %v", ts.ID(), s, ok)
+			if s, err := a.Session(context.Background(), ts.ID()); err != nil || s != ts {
+				t.Errorf("Adapter.Session(%q) = %v, %v", ts.ID(), s, err)
 			}
 		})
 	}
@@ -211,7 +211,7 @@ func TestIdleSessionExpires(t *testing.T) {
 	}
 	// Next just used the session, so only its being closed keeps
 	// Adapter.Session from handing it out again.
-	if _, ok := a.Session(id); ok {
+	if _, err := a.Session(context.Background(), id); err == nil {
 		t.Error("Adapter.Session reports the expired session")
 	}
 	eventually(t, "Sessions() to drop the expired session", func() bool { return a.Sessions() == 0 })
@@ -223,14 +223,14 @@ func TestIdleSessionExpires(t *testing.T) {
 func TestSessionLookup(t *testing.T) {
 	a, _ := newAdapter(t, &legacy.Options{IdleTimeout: time.Hour})
 	s := open(t, a, `{}`, true)
-	if _, ok := a.Session(s.ID()); !ok {
+	if _, err := a.Session(context.Background(), s.ID()); err != nil {
 		t.Fatal("fresh session not found")
 	}
-	if _, ok := a.Session("no-such-session"); ok {
+	if _, err := a.Session(context.Background(), "no-such-session"); err == nil {
 		t.Error("an unknown id was found")
 	}
 	s.Close()
-	if _, ok := a.Session(s.ID()); ok {
+	if _, err := a.Session(context.Background(), s.ID()); err == nil {
 		t.Error("a closed session was found")
 	}
 }

@@ -48,11 +48,26 @@ func TestSessionBoundToItsPrincipal(t *testing.T) {
 			t.Errorf("principal %q: %d %s", who, w.Code, w.Message)
 		}
 	}
+	// The lookup refuses another principal, and does not count as a use.
+	for _, who := range []string{"bob", ""} {
+		if rs, err := a.Session(as(who), s.ID()); rs != nil || !errors.Is(err, protocol.ErrForbidden) {
+			t.Errorf("Session for %q: %v, %v; want ErrForbidden", who, rs, err)
+		}
+	}
+	if rs, err := a.Session(as("alice"), s.ID()); err != nil || rs != ts {
+		t.Errorf("Session for alice: %v, %v", rs, err)
+	}
+	if _, err := a.Session(as("alice"), "no-such-session"); !errors.Is(err, transport.ErrNoSession) {
+		t.Errorf("unknown id: %v, want ErrNoSession", err)
+	}
 	// Another replica restores the session with its principal.
 	b := legacy.New(newTiny(t).Server, &legacy.Options{Principal: server.PrincipalFrom, Store: store})
 	defer b.Close()
-	rs, ok := b.Session(s.ID())
-	if !ok {
+	if _, err := b.Session(as("bob"), s.ID()); !errors.Is(err, protocol.ErrForbidden) {
+		t.Errorf("replica b's Session for bob: %v, want ErrForbidden", err)
+	}
+	rs, err := b.Session(as("alice"), s.ID())
+	if err != nil {
 		t.Fatal("session not restored")
 	}
 	if err := serveErr(as("bob"), b, rs, req(t, "3", "ping", "")); !errors.Is(err, protocol.ErrForbidden) {

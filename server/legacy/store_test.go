@@ -36,8 +36,8 @@ func TestSharedStoreAcrossReplicas(t *testing.T) {
 		t.Fatalf("subscribe: %+v", r.Error)
 	}
 
-	other, ok := b.Session(sess.ID())
-	if !ok {
+	other, err := b.Session(context.Background(), sess.ID())
+	if err != nil {
 		t.Fatal("replica b does not know the session")
 	}
 	if other.Version() != "2025-06-18" {
@@ -61,7 +61,7 @@ func TestSharedStoreAcrossReplicas(t *testing.T) {
 	if store.Len() != 0 {
 		t.Fatalf("records after the session ended = %d", store.Len())
 	}
-	if _, ok := b.Session(sess.ID()); ok {
+	if _, err := b.Session(context.Background(), sess.ID()); err == nil {
 		t.Fatal("ended session still served")
 	}
 }

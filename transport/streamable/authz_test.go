@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpkit/mcpkit/protocol"
 	"github.com/mcpkit/mcpkit/server"
@@ -108,7 +109,8 @@ func TestLegacySessionAuthorization(t *testing.T) {
 	if rec.Code != http.StatusForbidden || rec.Header().Get("WWW-Authenticate") != "" {
 		t.Errorf("other principal: %d %q %s", rec.Code, rec.Header().Get("WWW-Authenticate"), rec.Body)
 	}
-	e := checkErrorBody(t, rec.Header(), rec.Body.Bytes(), protocol.CodeInvalidRequest, "2")
+	// Refused at the session's lookup, before the body is read: no id.
+	e := checkErrorBody(t, rec.Header(), rec.Body.Bytes(), protocol.CodeInvalidRequest, "")
 	if e.Error.Message != "session belongs to another principal" {
 		t.Errorf("message %q", e.Error.Message)
 	}
@@ -116,6 +118,61 @@ func TestLegacySessionAuthorization(t *testing.T) {
 	rec = send(`{"jsonrpc":"2.0","id":3,"method":"tools/nope"}`, sid, "alice", "")
 	if rec.Code != 200 {
 		t.Errorf("legacy unknown method: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// TestLegacySessionGetDeleteBoundToPrincipal: the GET stream and the DELETE
+// of a session are refused to another principal with 403, and the session
+// goes on for its owner.
+func TestLegacySessionGetDeleteBoundToPrincipal(t *testing.T) {
+	h := scopedHandler(t)
+	do := func(ctx context.Context, method, body, sid, user string) *httptest.ResponseRecorder {
+		r := httptest.NewRequestWithContext(ctx, method, "http://localhost/mcp", strings.NewReader(body))
+		if body != "" {
+			r.Header.Set("Content-Type", "application/json")
+		}
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			r.Header.Set(HeaderSessionID, sid)
+			r.Header.Set(HeaderProtocolVersion, "2025-11-25")
+		}
+		r.Header.Set("X-Test-User", user)
+		return serveRec(h, r)
+	}
+	bg := context.Background()
+	rec := do(bg, http.MethodPost, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`, "", "alice")
+	sid := rec.Header().Get(HeaderSessionID)
+	if rec.Code != 200 || sid == "" {
+		t.Fatalf("initialize: %d %s", rec.Code, rec.Body)
+	}
+	ping := `{"jsonrpc":"2.0","id":2,"method":"ping"}`
+	for _, who := range []string{"bob", ""} {
+		for _, method := range []string{http.MethodGet, http.MethodDelete} {
+			rec = do(bg, method, "", sid, who)
+			if rec.Code != http.StatusForbidden {
+				t.Fatalf("%s by %q: %d %s", method, who, rec.Code, rec.Body)
+			}
+			e := checkErrorBody(t, rec.Header(), rec.Body.Bytes(), protocol.CodeInvalidRequest, "")
+			if e.Error.Message != "session belongs to another principal" {
+				t.Errorf("%s by %q: message %q", method, who, e.Error.Message)
+			}
+		}
+	}
+	if rec = do(bg, http.MethodPost, ping, sid, "alice"); rec.Code != 200 || !strings.Contains(rec.Body.String(), `"result":{}`) {
+		t.Fatalf("the session did not survive: %d %s", rec.Code, rec.Body)
+	}
+	// The owner's GET stream opens (and ends with its request).
+	ctx, cancel := context.WithTimeout(bg, 100*time.Millisecond)
+	defer cancel()
+	rec = do(ctx, http.MethodGet, "", sid, "alice")
+	if rec.Code != 200 || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/event-stream") {
+		t.Errorf("owner's GET: %d %q %s", rec.Code, rec.Header().Get("Content-Type"), rec.Body)
+	}
+	if rec = do(bg, http.MethodDelete, "", sid, "alice"); rec.Code != 200 {
+		t.Fatalf("owner's DELETE: %d %s", rec.Code, rec.Body)
+	}
+	if rec = do(bg, http.MethodPost, ping, sid, "alice"); rec.Code != http.StatusNotFound {
+		t.Errorf("after DELETE: %d %s", rec.Code, rec.Body)
 	}
 }
 
@@ -134,6 +191,13 @@ func TestChallenge(t *testing.T) {
 		if got := Challenge(tt.err); got != tt.want {
 			t.Errorf("Challenge(%v) = %q, want %q", tt.err, got, tt.want)
 		}
+	}
+	ctx := WithResourceMetadata(context.Background(), "https://x.example/.well-known/oauth-protected-resource/m\"cp")
+	if got, want := challenge(ctx, protocol.InsufficientScope("a")), `Bearer resource_metadata="https://x.example/.well-known/oauth-protected-resource/mcp", error="insufficient_scope", scope="a"`; got != want {
+		t.Errorf("challenge with metadata = %q, want %q", got, want)
+	}
+	if got := challenge(ctx, errors.New("x")); got != "" {
+		t.Errorf("challenge of another error = %q", got)
 	}
 	if Status(protocol.InsufficientScope("a")) != http.StatusForbidden || Status(protocol.Mark(protocol.InternalError("x"), protocol.ErrForbidden)) != http.StatusForbidden {
 		t.Error("Status of the authorization refusals is not 403")

@@ -215,7 +215,7 @@ func (x *Handler) serve(w http.ResponseWriter, r *http.Request, rc *http.Respons
 		}
 	}
 	res, err := x.h.Serve(ctx, &transport.Request{Message: msg, Notifier: st, Cancel: cancel})
-	st.challenge = Challenge(err)
+	st.challenge = challenge(ctx, err)
 	st.finish(transport.Respond(ctx, msg.ID, res, err), Status(err))
 }
 
@@ -266,7 +266,8 @@ func sessionStatus(err error) int {
 // Challenge returns the WWW-Authenticate value answered with err: for an
 // *protocol.InsufficientScopeError, a Bearer challenge with
 // error="insufficient_scope" and the scopes needed (RFC 6750, section
-// 3.1); "" otherwise.
+// 3.1); "" otherwise. The handler names the resource metadata first when
+// the request's context has it (WithResourceMetadata).
 func Challenge(err error) string {
 	var ise *protocol.InsufficientScopeError
 	if err == nil || !errors.As(err, &ise) {
@@ -286,6 +287,43 @@ func Challenge(err error) string {
 		b.WriteByte('"')
 	}
 	return b.String()
+}
+
+type resourceMetadataKey struct{}
+
+// WithResourceMetadata returns ctx carrying the URL of the protected
+// resource metadata (RFC 9728) of the endpoint, for the authentication
+// middleware in front of the handler (package auth/resource sets it). The
+// insufficient_scope challenge of a refusal of the core then names it
+// first, as resource_metadata="url", as the middleware's own challenges do.
+func WithResourceMetadata(ctx context.Context, url string) context.Context {
+	return context.WithValue(ctx, resourceMetadataKey{}, url)
+}
+
+// ResourceMetadata returns the URL WithResourceMetadata put on ctx, or "".
+func ResourceMetadata(ctx context.Context) string {
+	u, _ := ctx.Value(resourceMetadataKey{}).(string)
+	return u
+}
+
+// challenge is Challenge(err) naming the resource metadata of ctx, if any,
+// first.
+func challenge(ctx context.Context, err error) string {
+	c := Challenge(err)
+	if c == "" {
+		return ""
+	}
+	u := strings.Map(func(r rune) rune {
+		// The characters of a quoted auth-param value (RFC 6750, section 3).
+		if r < 0x20 || r > 0x7e || r == '"' || r == '\\' {
+			return -1
+		}
+		return r
+	}, ResourceMetadata(ctx))
+	if u == "" {
+		return c
+	}
+	return `Bearer resource_metadata="` + u + `", ` + strings.TrimPrefix(c, "Bearer ")
 }
 
 // validScopeToken reports whether sc is a scope-token of RFC 6749 (section

@@ -3,6 +3,7 @@ package streamable
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -45,7 +46,7 @@ func (x *Handler) serveInitialize(w http.ResponseWriter, r *http.Request, msg *j
 	if code == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", retryAfter)
 	}
-	if c := Challenge(err); c != "" {
+	if c := challenge(ctx, err); c != "" {
 		w.Header().Set("WWW-Authenticate", c)
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -59,8 +60,14 @@ const retryAfter = "5"
 
 // serveSession serves a request that names a legacy session.
 func (x *Handler) serveSession(w http.ResponseWriter, r *http.Request, sid string) {
-	sess, ok := x.legacy.Session(sid)
-	if !ok {
+	sess, err := x.legacy.Session(r.Context(), sid)
+	if err != nil && errors.Is(err, protocol.ErrForbidden) {
+		// Another principal's session: it exists and goes on for its
+		// owner (a 404 would send the client to initialize again).
+		writeError(w, http.StatusForbidden, nil, protocol.WireError(err))
+		return
+	}
+	if err != nil {
 		writeError(w, http.StatusNotFound, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Not Found: no such session (it ended or expired); initialize a new one", nil))
 		return
 	}
@@ -202,7 +209,7 @@ func (x *Handler) serveLegacyRequest(w http.ResponseWriter, r *http.Request, rc 
 	serve := func() legacyAnswer {
 		defer cancel()
 		res, err := x.h.Serve(ctx, req)
-		return legacyAnswer{transport.Respond(ctx, msg.ID, res, err), sessionStatus(err), Challenge(err)}
+		return legacyAnswer{transport.Respond(ctx, msg.ID, res, err), sessionStatus(err), challenge(ctx, err)}
 	}
 	if out.inline {
 		// A client that leaves detaches the stream: what follows goes to
