@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -154,8 +155,23 @@ func TestServeSQLProtected(t *testing.T) {
 		t.Fatalf("no token: %s %q", resp.Status, resp.Header.Get("WWW-Authenticate"))
 	}
 
+	var tokensMu sync.Mutex
+	var tokens []string // every Authorization value sent, to look for in the server's output
+	record := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if a := r.Header.Get("Authorization"); a != "" {
+			tokensMu.Lock()
+			tokens = append(tokens, strings.TrimPrefix(a, "Bearer "))
+			tokensMu.Unlock()
+		}
+		return http.DefaultTransport.RoundTrip(r)
+	})
+	connect := func(t *testing.T, cctx context.Context, clientID string, scopes ...string) (*client.Session, error) {
+		tr := auth.NewTransport(&auth.Options{Grant: auth.GrantClientCredentials, ClientID: clientID, ClientSecret: opSvcSecret, Scopes: scopes, Base: record})
+		c := client.New(protocol.Implementation{Name: "test", Version: "1"}, nil)
+		return c.ConnectURL(cctx, resourceURL, &streamable.ClientOptions{HTTPClient: &http.Client{Transport: tr}})
+	}
 	tools := func(t *testing.T, clientID string, scopes ...string) ([]string, error) {
-		tr := auth.NewTransport(&auth.Options{Grant: auth.GrantClientCredentials, ClientID: clientID, ClientSecret: opSvcSecret, Scopes: scopes})
+		tr := auth.NewTransport(&auth.Options{Grant: auth.GrantClientCredentials, ClientID: clientID, ClientSecret: opSvcSecret, Scopes: scopes, Base: record})
 		c := client.New(protocol.Implementation{Name: "test", Version: "1"}, nil)
 		cctx, ccancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer ccancel()
@@ -192,7 +208,36 @@ func TestServeSQLProtected(t *testing.T) {
 	if _, err := tools(t, "svc-other", "mcp:write"); err == nil {
 		t.Errorf("a token without mcp:read was accepted")
 	}
+	// A read-only principal that calls execute anyway is refused.
+	cctx, ccancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer ccancel()
+	s, err := connect(t, cctx, "svc-reader", "mcp:read")
+	if err != nil {
+		t.Fatalf("read-only client: %v", err)
+	}
+	_, err = s.CallTool(cctx, "execute", map[string]any{"sql": "DELETE FROM t"}, nil)
+	s.Close()
+	if err == nil || !strings.Contains(err.Error(), "nsufficient scope") {
+		t.Errorf("execute by a read-only principal: %v", err)
+	}
+	// No token, and not the client secret, appears in what the server wrote.
+	out := inv.stderr.String()
+	tokensMu.Lock()
+	defer tokensMu.Unlock()
+	if len(tokens) == 0 {
+		t.Fatal("no token was sent")
+	}
+	for _, tok := range append(tokens, opSvcSecret) {
+		if len(tok) > 8 && strings.Contains(out, tok) {
+			t.Errorf("the server's output contains a token or the secret")
+		}
+	}
 }
+
+// roundTripFunc adapts a function to http.RoundTripper.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // TestEverythingServerProtected runs the everything-server with
 // -auth-issuer and lists its tools with and without a token.
