@@ -47,7 +47,19 @@ func testConcurrencyCap(t *testing.T, e *env) {
 		first <- callTool(t, s, "query", map[string]any{"sql": e.slow}).text()
 	}()
 	defer wg.Wait()
-	waitFor(t, func() bool { return len(d.slots) == 1 })
+	// The query tool may take the slot for a short read before its
+	// statement: wait until the slot has stayed taken for a while, which
+	// only the slow statement does.
+	held := 0
+	waitFor(t, func() bool {
+		if len(d.slots) == 1 {
+			held++
+		} else {
+			held = 0
+		}
+		time.Sleep(10 * time.Millisecond)
+		return held >= 20
+	})
 	start := time.Now()
 	r := callTool(t, s, "query", map[string]any{"sql": "SELECT 1"})
 	if !r.IsError || !strings.Contains(r.text(), "busy") || !strings.Contains(r.text(), "--max-concurrent") {
