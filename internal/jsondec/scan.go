@@ -5,7 +5,6 @@ import (
 	"reflect"
 	"strconv"
 	"sync"
-	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/mcpkit/mcpkit/internal/jsonvalid"
@@ -397,78 +396,9 @@ func (p *parser) key() ([]byte, bool, error) {
 	return unescape(make([]byte, 0, len(raw)), raw), true, nil
 }
 
-// hex4 decodes four hexadecimal digits.
-func hex4(b []byte) rune {
-	var r rune
-	for _, c := range b[:4] {
-		switch {
-		case c <= '9':
-			c -= '0'
-		case c <= 'F':
-			c -= 'A' - 10
-		default:
-			c -= 'a' - 10
-		}
-		r = r<<4 | rune(c)
-	}
-	return r
-}
-
 // unescape appends the value of string content raw, already checked by
-// str, to dst: escapes decoded, and unpaired surrogates replaced by U+FFFD
-// (as is invalid UTF-8, which str refuses).
-func unescape(dst, raw []byte) []byte {
-	for i := 0; i < len(raw); {
-		c := raw[i]
-		switch {
-		case c == '\\':
-			switch raw[i+1] {
-			case 'b':
-				dst = append(dst, '\b')
-			case 'f':
-				dst = append(dst, '\f')
-			case 'n':
-				dst = append(dst, '\n')
-			case 'r':
-				dst = append(dst, '\r')
-			case 't':
-				dst = append(dst, '\t')
-			case 'u':
-				r := hex4(raw[i+2:])
-				i += 6
-				if utf16.IsSurrogate(r) {
-					if i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
-						if pair := utf16.DecodeRune(r, hex4(raw[i+2:])); pair != utf8.RuneError {
-							r = pair
-							i += 6
-						} else {
-							r = utf8.RuneError
-						}
-					} else {
-						r = utf8.RuneError
-					}
-				}
-				dst = utf8.AppendRune(dst, r)
-				continue
-			default: // '"', '\\', '/'
-				dst = append(dst, raw[i+1])
-			}
-			i += 2
-		case c < utf8.RuneSelf:
-			dst = append(dst, c)
-			i++
-		default:
-			r, n := utf8.DecodeRune(raw[i:])
-			if r == utf8.RuneError && n == 1 {
-				dst = utf8.AppendRune(dst, r)
-			} else {
-				dst = append(dst, raw[i:i+n]...)
-			}
-			i += n
-		}
-	}
-	return dst
-}
+// str (invalid UTF-8 refused), to dst.
+func unescape(dst, raw []byte) []byte { return jsonvalid.AppendUnescaped(dst, raw) }
 
 // skip checks the value at p.pos and moves past it. It keeps the stack of
 // open arrays and objects in a bit set, so that nesting costs no recursion.

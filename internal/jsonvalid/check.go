@@ -188,7 +188,7 @@ func addName(o *openObject, names []nameRef, arena, data []byte, i, j int, escap
 	off := i + 1
 	if escaped {
 		mark := len(arena)
-		arena = unescape(arena, name)
+		arena = AppendUnescaped(arena, name)
 		name = arena[mark:]
 		off = ^mark
 	}
@@ -439,10 +439,11 @@ func hex4(b []byte) rune {
 	return r
 }
 
-// unescape appends the value of the content raw of a string that
-// checkString accepted to dst. An escaped surrogate that is not part of a
-// pair becomes U+FFFD.
-func unescape(dst, raw []byte) []byte {
+// AppendUnescaped appends the value of the content raw of a JSON string
+// that Check accepted (no quotes; valid UTF-8, valid escapes) to dst: the
+// escapes decoded, an escaped surrogate that is not part of a pair as
+// U+FFFD. Every reader decodes strings with it.
+func AppendUnescaped(dst, raw []byte) []byte {
 	for i := 0; i < len(raw); {
 		c := raw[i]
 		if c != '\\' {
