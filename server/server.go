@@ -333,8 +333,9 @@ func invalidMeta(message string) error {
 	return protocol.Mark(protocol.InvalidParams(message), protocol.ErrInvalidMeta)
 }
 
-// initializeRefusal is the answer to initialize when the legacy era is not
-// served: an error naming the versions that are.
+// initializeRefusal answers an initialize that reached the core: one
+// carrying modern _meta (the legacy adapter takes the others), which the
+// modern era does not define. It names the versions served.
 func (s *Server) initializeRefusal() error {
 	return jsonrpc.NewError(protocol.CodeMethodNotFound,
 		"method not found: initialize; this server does not support the initialize handshake, it serves protocol versions "+strings.Join(s.versions, ", ")+" with per-request _meta",

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -174,7 +173,7 @@ func (x *Handler) readPost(w http.ResponseWriter, r *http.Request) (accept accep
 		w.Header().Set("Connection", "close")
 		x.bufs.Put(buf)
 		var mbe *http.MaxBytesError
-		if asMaxBytes(err, &mbe) {
+		if errors.As(err, &mbe) {
 			writeError(w, http.StatusRequestEntityTooLarge, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "request body too large", nil))
 			return accept, nil, nil, false
 		}
@@ -185,10 +184,6 @@ func (x *Handler) readPost(w http.ResponseWriter, r *http.Request) (accept accep
 	// client going away, and a lapsed deadline would end long streams.
 	_ = rc.SetReadDeadline(time.Time{})
 	return accept, rc, buf, true
-}
-
-func asMaxBytes(err error, target **http.MaxBytesError) bool {
-	return errors.As(err, target)
 }
 
 // serve runs the request and writes its response: JSON unless notifications
@@ -379,6 +374,3 @@ func writeError(w http.ResponseWriter, status int, id *jsonrpc.ID, e *jsonrpc.Er
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }
-
-// drain is used by tests to read a body fully.
-var _ = io.Discard
