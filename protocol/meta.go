@@ -156,6 +156,7 @@ func (m *RequestMeta) UnmarshalJSON(b []byte) error {
 var knownVersions = map[string]string{
 	`"2026-07-28"`: "2026-07-28", `"2025-11-25"`: "2025-11-25",
 	`"2025-06-18"`: "2025-06-18", `"2025-03-26"`: "2025-03-26",
+	`"2024-11-05"`: "2024-11-05",
 }
 
 // decodeCache maps the encoding of a _meta member to its decoded value,

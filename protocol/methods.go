@@ -36,6 +36,9 @@ const (
 	NotificationPromptListChanged         = "notifications/prompts/list_changed"
 	NotificationSubscriptionsAcknowledged = "notifications/subscriptions/acknowledged"
 	NotificationRootsListChanged          = "notifications/roots/list_changed"
+	// NotificationElicitationComplete is revision 2025-11-25's; 2026-07-28
+	// removed it.
+	NotificationElicitationComplete = "notifications/elicitation/complete"
 )
 
 // NameParam reports which params member the Mcp-Name HTTP header mirrors for

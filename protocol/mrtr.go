@@ -57,6 +57,17 @@ type ElicitParams struct {
 	Message         string          `json:"message"`
 	RequestedSchema json.RawMessage `json:"requestedSchema,omitempty"`
 	URL             string          `json:"url,omitempty"`
+	// ElicitationID identifies a URL-mode elicitation in revision
+	// 2025-11-25, whose notifications/elicitation/complete names it.
+	// Revision 2026-07-28 has neither: servers leave it out of modern
+	// input requests.
+	ElicitationID string `json:"elicitationId,omitempty"`
+}
+
+// ElicitationCompleteParams are the params of
+// notifications/elicitation/complete (revision 2025-11-25).
+type ElicitationCompleteParams struct {
+	ElicitationID string `json:"elicitationId"`
 }
 
 // Elicitation actions.

@@ -9,6 +9,8 @@ import (
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
+	"github.com/mcpkit/mcpkit/server/legacy"
+	"github.com/mcpkit/mcpkit/transport"
 )
 
 // ErrInputRequired is returned by the Request input methods (Elicit,
@@ -36,6 +38,9 @@ type inputState struct {
 	// arguments); computed only when state is opened or sealed, off the
 	// common path.
 	digest string
+	// session is the legacy session the request is served for; nil in
+	// the modern era.
+	session *legacy.Session
 }
 
 // digestValue returns the digest of the request's salient params.
@@ -67,7 +72,7 @@ func (r *Request) startInput(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.inputMem = inputState{}
+	r.inputMem = inputState{session: legacy.SessionFrom(ctx)}
 	in := &r.inputMem
 	r.input = in
 	if p.RequestState == "" {
@@ -181,7 +186,11 @@ func decodeAnswer(ans json.RawMessage, into any) error {
 // the retry that carries the answer under key it returns the client's
 // result; until then it records the request and returns ErrInputRequired.
 // It returns a -32021 error when the client did not declare the elicitation
-// capability (or its url mode, for a URL elicitation).
+// capability (or its url mode, for a URL elicitation; legacy clients
+// before revision 2025-11-25 have none).
+//
+// A URL elicitation's p.ElicitationID reaches legacy (2025-11-25) clients
+// only, for ElicitationComplete; they get one made up when it is empty.
 func (r *Request) Elicit(key string, p *protocol.ElicitParams) (*protocol.ElicitResult, error) {
 	caps := r.Meta.ClientCapabilities
 	if p.Mode == "url" {
@@ -190,6 +199,12 @@ func (r *Request) Elicit(key string, p *protocol.ElicitParams) (*protocol.Elicit
 		}
 	} else if caps.Elicitation == nil || (caps.Elicitation.Form == nil && caps.Elicitation.URL != nil) {
 		return nil, protocol.MissingCapability(protocol.ClientCapabilities{Elicitation: &protocol.ElicitationCapability{}})
+	}
+	if p.ElicitationID != "" && r.input != nil && r.input.session == nil {
+		// Revision 2026-07-28 has no elicitationId.
+		q := *p
+		q.ElicitationID = ""
+		p = &q
 	}
 	var res protocol.ElicitResult
 	if err := r.ask(key, protocol.MethodElicit, p, &res); err != nil {
@@ -289,4 +304,38 @@ func (r *Request) Input(key string) (json.RawMessage, bool) {
 		v, ok = r.input.unasked[key]
 	}
 	return v, ok
+}
+
+// ElicitationComplete tells the client that the out-of-band interaction of
+// the URL elicitation with the elicitationId id has completed, on this
+// request's stream. Only the legacy revision 2025-11-25 has that
+// notification (notifications/elicitation/complete), for the elicitations
+// sent with p.ElicitationID set: for a modern request, whose client learns
+// the outcome by retrying, it does nothing and returns nil. For a legacy
+// request it fails with legacy.ErrUnknownElicitation when the request's
+// session was not sent id, and with ErrRequestFinished once the request
+// is answered (Server.ElicitationComplete reaches the session then). It
+// is possible on tools/call, prompts/get and resources/read.
+func (r *Request) ElicitationComplete(id string) error {
+	if r.input == nil {
+		return errNoInput
+	}
+	if r.input.session == nil {
+		return nil
+	}
+	return r.input.session.ElicitationComplete(id, transport.NotifierFunc(r.out.send))
+}
+
+// ElicitationComplete tells the legacy (2025-11-25) clients that were sent
+// a URL elicitation with the elicitationId id that its out-of-band
+// interaction has completed, with notifications/elicitation/complete on
+// their sessions' standalone streams. Sessions remember the ids handlers
+// set (protocol.ElicitParams.ElicitationID), up to 64 each, on the replica
+// that sent them. It returns legacy.ErrUnknownElicitation when no session
+// awaits id — as for every elicitation of the modern era, which has no
+// completion notification: servers of both eras may ignore that error.
+// It reaches the sessions of the server's own legacy era (Options.Legacy);
+// an Adapter made with legacy.New has its own ElicitationComplete.
+func (s *Server) ElicitationComplete(id string) error {
+	return s.front.ElicitationComplete(id)
 }

@@ -48,20 +48,15 @@ type Request struct {
 // request.
 func (r *Request) ClientCapabilities() *protocol.ClientCapabilities { return r.Meta.ClientCapabilities }
 
-type principalKey struct{}
-
 // WithPrincipal returns a context carrying the authenticated principal, for
 // authentication middleware in front of the transport. MRTR requestState is
-// bound to it.
+// bound to it. It is transport.WithPrincipal.
 func WithPrincipal(ctx context.Context, principal string) context.Context {
-	return context.WithValue(ctx, principalKey{}, principal)
+	return transport.WithPrincipal(ctx, principal)
 }
 
 // PrincipalFrom returns the principal set with WithPrincipal, or "".
-func PrincipalFrom(ctx context.Context) string {
-	p, _ := ctx.Value(principalKey{}).(string)
-	return p
-}
+func PrincipalFrom(ctx context.Context) string { return transport.PrincipalFrom(ctx) }
 
 func (s *Server) newRequest(ctx context.Context, req *transport.Request) (*Request, error) {
 	msg, n := req.Message, req.Notifier

@@ -152,6 +152,21 @@ type Session interface {
 	Attachment(create func() any) any
 }
 
+type principalKey struct{}
+
+// WithPrincipal returns a context carrying the authenticated principal, for
+// authentication middleware in front of a transport. Legacy sessions, MRTR
+// requestState and HTTP+SSE streams are bound to it.
+func WithPrincipal(ctx context.Context, principal string) context.Context {
+	return context.WithValue(ctx, principalKey{}, principal)
+}
+
+// PrincipalFrom returns the principal set with WithPrincipal, or "".
+func PrincipalFrom(ctx context.Context) string {
+	p, _ := ctx.Value(principalKey{}).(string)
+	return p
+}
+
 // Respond makes the JSON-RPC response to the request id from what Serve
 // returned: nil when nothing must be sent (ctx cancelled, ErrNoResponse).
 func Respond(ctx context.Context, id jsonrpc.ID, res protocol.Result, err error) *jsonrpc.Response {

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpkit/mcpkit/protocol"
 	"github.com/mcpkit/mcpkit/server"
 	"github.com/mcpkit/mcpkit/sqlserver"
+	"github.com/mcpkit/mcpkit/transport/sse"
 	"github.com/mcpkit/mcpkit/transport/stdio"
 	"github.com/mcpkit/mcpkit/transport/streamable"
 )
@@ -38,7 +39,9 @@ refused: connect as a role made for it (see Security in the README), or
 pass --allow-privileged-role to serve anyway, with a warning.
 
 It listens on 127.0.0.1:8080 (endpoint /mcp) unless --addr says otherwise,
-or speaks over stdin/stdout with --stdio.
+or speaks over stdin/stdout with --stdio. Beside /mcp it serves the
+deprecated HTTP+SSE transport, for clients of revision 2024-11-05, at /sse
+(--sse-path; --sse-path "" turns it off).
 
 --auth-issuer makes it an OAuth protected resource: every request needs an
 access token from that authorization server, for this endpoint (audience
@@ -46,7 +49,10 @@ access token from that authorization server, for this endpoint (audience
 --allow-writes, execute also needs --auth-write-scope (default mcp:write).
 Tokens are checked as JWTs against the issuer's keys, or at
 --auth-introspection-url. The metadata clients discover the server by is
-served at /.well-known/oauth-protected-resource/mcp.
+served at /.well-known/oauth-protected-resource/mcp. The HTTP+SSE endpoint
+is protected the same way, as a resource of its own: its URL is --sse-path
+resolved against the endpoint's (http://127.0.0.1:8080/sse), its metadata
+at /.well-known/oauth-protected-resource/sse.
 
 It refuses a non-loopback --addr without --auth-issuer unless given
 --insecure-no-auth; with --auth-issuer there it needs --public-url and
@@ -68,6 +74,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	fs.SetOutput(io.Discard)
 	addr := fs.String("addr", "127.0.0.1:8080", "listen on `HOST:PORT` (endpoint /mcp)")
 	useStdio := fs.Bool("stdio", false, "serve over stdin/stdout instead of HTTP")
+	ssePath := fs.String("sse-path", "/sse", "serve the deprecated HTTP+SSE transport (2024-11-05 clients) at `PATH`; \"\" turns it off")
 	db := fs.String("db", "", "serve the SQLite database at `PATH`")
 	dsn := fs.String("dsn", "", "serve the PostgreSQL database at `postgres://...`")
 	allowWrites := fs.Bool("allow-writes", false, "add the execute tool (each write confirmed by the user first)")
@@ -101,6 +108,12 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	switch {
+	case *useStdio && set["sse-path"]:
+		return usageError(e, "serve sql", "--sse-path is for HTTP; --stdio serves the process that started it")
+	case *ssePath != "" && (!strings.HasPrefix(*ssePath, "/") || *ssePath == "/mcp" || strings.HasPrefix(*ssePath, "/.well-known/")):
+		return usageError(e, "serve sql", fmt.Sprintf("--sse-path %q is not a path of its own (one starting with /, not /mcp)", *ssePath))
+	}
 	if err := sec.check(*addr, *useStdio, set); err != nil {
 		return usageError(e, "serve sql", err.Error())
 	}
@@ -154,25 +167,40 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		return exitUnreachable
 	}
 	mux := http.NewServeMux()
-	endpoint := streamable.NewHandler(core, &streamable.Options{Logger: logger, AllowedOrigins: origins})
+	endpoints := map[string]http.Handler{"/mcp": streamable.NewHandler(core, &streamable.Options{Logger: logger, AllowedOrigins: origins})}
+	if *ssePath != "" {
+		endpoints[*ssePath] = sse.NewHandler(core, &sse.Options{Logger: logger, AllowedOrigins: origins})
+	}
 	resourceURL := sec.resourceURL(ln)
 	if sec.authOn() {
-		if err := sec.protect(mux, endpoint, resourceURL, *allowWrites); err != nil {
+		if err := sec.protect(mux, endpoints, resourceURL, *allowWrites); err != nil {
 			ln.Close()
 			fmt.Fprintf(e.Stderr, "mcpkit serve sql: %v\n", err)
 			return exitFailed
 		}
 	} else {
-		mux.Handle("/mcp", endpoint)
+		for path, h := range endpoints {
+			mux.Handle(path, h)
+		}
 	}
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, TLSConfig: tlsConf}
 	scheme := "http"
 	if tlsConf != nil {
 		scheme = "https"
 	}
-	fmt.Fprintf(e.Stderr, "mcpkit serve sql: serving %s on %s://%s/mcp (Ctrl-C to stop)\n", describeDB(*db, *dsn), scheme, ln.Addr())
+	also := ""
+	if *ssePath != "" {
+		also = "HTTP+SSE for 2024-11-05 clients at " + *ssePath + "; "
+	}
+	fmt.Fprintf(e.Stderr, "mcpkit serve sql: serving %s on %s://%s/mcp (%sCtrl-C to stop)\n", describeDB(*db, *dsn), scheme, ln.Addr(), also)
 	if sec.authOn() {
-		fmt.Fprintf(e.Stderr, "mcpkit serve sql: access tokens from %s required, for %s\n", sec.issuer, resourceURL)
+		resources := resourceURL
+		if *ssePath != "" {
+			if u, err := endpointURL(resourceURL, *ssePath); err == nil {
+				resources += " (HTTP+SSE: " + u + ")"
+			}
+		}
+		fmt.Fprintf(e.Stderr, "mcpkit serve sql: access tokens from %s required, for %s\n", sec.issuer, resources)
 	} else if sec.insecureNoAuth {
 		fmt.Fprintf(e.Stderr, "mcpkit serve sql: warning: no authorization (--insecure-no-auth): whoever reaches %s can use the database\n", ln.Addr())
 	}

@@ -28,6 +28,7 @@ import (
 	"github.com/mcpkit/mcpkit/client"
 	"github.com/mcpkit/mcpkit/protocol"
 	"github.com/mcpkit/mcpkit/sqlserver"
+	"github.com/mcpkit/mcpkit/transport/sse"
 	"github.com/mcpkit/mcpkit/transport/streamable"
 )
 
@@ -41,7 +42,7 @@ const opSvcSecret = "svc-secret"
 // opStore is the example storage with the test's service clients.
 type opStore struct {
 	*storage.Storage
-	audience string
+	audience []string
 	key      *rsa.PrivateKey
 }
 
@@ -83,16 +84,16 @@ func (s *opStore) ClientCredentials(ctx context.Context, clientID, secret string
 }
 
 func (s *opStore) ClientCredentialsTokenRequest(ctx context.Context, clientID string, scopes []string) (op.TokenRequest, error) {
-	return &oidc.JWTTokenRequest{Subject: clientID, Audience: []string{s.audience}, Scopes: scopes}, nil
+	return &oidc.JWTTokenRequest{Subject: clientID, Audience: s.audience, Scopes: scopes}, nil
 }
 
 func (s *opStore) GetPrivateClaimsFromScopes(ctx context.Context, userID, clientID string, scopes []string) (map[string]any, error) {
 	return map[string]any{"scope": strings.Join(scopes, " ")}, nil
 }
 
-// startOP starts the provider, issuing tokens for audience, and returns
-// its issuer.
-func startOP(t *testing.T, audience string) string {
+// startOP starts the provider, issuing tokens for the audience, and
+// returns its issuer.
+func startOP(t *testing.T, audience ...string) string {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(nil)
 	issuer := "http://" + srv.Listener.Addr().String()
@@ -122,7 +123,8 @@ func TestServeSQLProtected(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	resourceURL := "http://" + addr + "/mcp"
-	issuer := startOP(t, resourceURL)
+	sseURL := "http://" + addr + "/sse"
+	issuer := startOP(t, resourceURL, sseURL)
 
 	dbPath := t.TempDir() + "/demo.db"
 	if err := sqlserver.EnsureDemo(dbPath); err != nil {
@@ -153,6 +155,10 @@ func TestServeSQLProtected(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(resp.Header.Get("WWW-Authenticate"), "/.well-known/oauth-protected-resource/mcp") {
 		t.Fatalf("no token: %s %q", resp.Status, resp.Header.Get("WWW-Authenticate"))
+	}
+	// The HTTP+SSE endpoint is protected as /mcp is.
+	if _, err := sse.Dial(context.Background(), sseURL, nil); err == nil || !strings.Contains(err.Error(), "HTTP 401") {
+		t.Fatalf("HTTP+SSE without a token: %v", err)
 	}
 
 	var tokensMu sync.Mutex
@@ -203,6 +209,36 @@ func TestServeSQLProtected(t *testing.T) {
 	}
 	if !slices.Contains(rw, "query") || !slices.Contains(rw, "execute") {
 		t.Errorf("read-write client sees %v", rw)
+	}
+	// Over HTTP+SSE, the messages are served with the GET's token: its
+	// principal and scopes.
+	{
+		tr := auth.NewTransport(&auth.Options{Grant: auth.GrantClientCredentials, ClientID: "svc-reader", ClientSecret: opSvcSecret, Scopes: []string{"mcp:read"}, Base: record})
+		cctx, ccancel := context.WithTimeout(context.Background(), 20*time.Second)
+		conn, err := sse.Dial(cctx, sseURL, &sse.ClientOptions{HTTPClient: &http.Client{Transport: tr}})
+		if err != nil {
+			ccancel()
+			t.Fatalf("HTTP+SSE with a token: %v", err)
+		}
+		c := client.New(protocol.Implementation{Name: "test", Version: "1"}, &client.Options{Era: client.EraLegacy, ProtocolVersion: protocol.Version2024_11_05})
+		s, err := c.Connect(cctx, conn, nil)
+		if err != nil {
+			ccancel()
+			t.Fatalf("HTTP+SSE session: %v", err)
+		}
+		res, err := s.ListTools(cctx, nil)
+		s.Close()
+		ccancel()
+		if err != nil {
+			t.Fatalf("HTTP+SSE tools: %v", err)
+		}
+		var names []string
+		for _, tool := range res.Tools {
+			names = append(names, tool.Name)
+		}
+		if !slices.Contains(names, "query") || slices.Contains(names, "execute") {
+			t.Errorf("read-only client over HTTP+SSE sees %v", names)
+		}
 	}
 	// A token without the required scope is refused.
 	if _, err := tools(t, "svc-other", "mcp:write"); err == nil {
@@ -276,6 +312,15 @@ func TestEverythingServerProtected(t *testing.T) {
 	resp.Body.Close()
 	if err != nil || md.Resource != resourceURL || !slices.Equal(md.AuthorizationServers, []string{issuer}) {
 		t.Fatalf("metadata: %v %+v", err, md)
+	}
+	// HTTP+SSE at /sse, a protected resource of its own.
+	resp, err = http.Get("http://" + addr + "/sse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(resp.Header.Get("WWW-Authenticate"), "/.well-known/oauth-protected-resource/sse") {
+		t.Fatalf("HTTP+SSE without a token: %s %q", resp.Status, resp.Header.Get("WWW-Authenticate"))
 	}
 	c := client.New(protocol.Implementation{Name: "test", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

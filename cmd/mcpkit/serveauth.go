@@ -202,32 +202,59 @@ func discoverIssuer(ctx context.Context, issuer string) error {
 	return fmt.Errorf("discovering the authorization server %s: %v", issuer, last)
 }
 
-// protect wraps the endpoint handler as the flags say and mounts it and
-// its protected resource metadata on mux.
-func (s *serveSecurity) protect(mux *http.ServeMux, endpoint http.Handler, resourceURL string, writes bool) error {
-	var v resource.Verifier
-	if s.introspectURL != "" {
-		v = &resource.IntrospectionVerifier{Endpoint: s.introspectURL, ClientID: s.clientID, ClientSecret: s.clientSecret, Resource: resourceURL, Issuer: s.issuer}
-	} else {
-		v = &resource.JWTVerifier{Issuer: s.issuer, Resource: resourceURL}
-	}
+// protect wraps each endpoint handler (by local path) as the flags say, a
+// protected resource of its own, and mounts it and its metadata on mux.
+// The resource of /mcp is resourceURL, another endpoint's is endpointURL's.
+func (s *serveSecurity) protect(mux *http.ServeMux, endpoints map[string]http.Handler, resourceURL string, writes bool) error {
 	supported := append([]string{}, s.scopes...)
 	if writes && !contains(supported, s.writeScope) {
 		supported = append(supported, s.writeScope)
 	}
-	h, err := resource.New(endpoint, &resource.Options{
-		Resource: resourceURL, AuthorizationServers: []string{s.issuer}, Verifier: v,
-		RequiredScopes: s.scopes, ScopesSupported: supported, ResourceName: "mcpkit database server",
-	})
-	if err != nil {
-		return err
+	mounted := map[string]bool{}
+	mount := func(path string, h http.Handler) {
+		if !mounted[path] {
+			mounted[path] = true
+			mux.Handle(path, h)
+		}
 	}
-	mux.Handle("/mcp", h)
-	mux.Handle(h.MetadataPath(), h.MetadataHandler())
-	// Behind a proxy that maps --public-url's path onto /mcp, the
-	// metadata may also be asked for at the local endpoint's path.
-	if local := "/.well-known/oauth-protected-resource/mcp"; local != h.MetadataPath() {
-		mux.Handle(local, h.MetadataHandler())
+	for path, endpoint := range endpoints {
+		res, err := endpointURL(resourceURL, path)
+		if err != nil {
+			return err
+		}
+		var v resource.Verifier
+		if s.introspectURL != "" {
+			v = &resource.IntrospectionVerifier{Endpoint: s.introspectURL, ClientID: s.clientID, ClientSecret: s.clientSecret, Resource: res, Issuer: s.issuer}
+		} else {
+			v = &resource.JWTVerifier{Issuer: s.issuer, Resource: res}
+		}
+		h, err := resource.New(endpoint, &resource.Options{
+			Resource: res, AuthorizationServers: []string{s.issuer}, Verifier: v,
+			RequiredScopes: s.scopes, ScopesSupported: supported, ResourceName: "mcpkit database server",
+		})
+		if err != nil {
+			return err
+		}
+		mount(path, h)
+		mount(h.MetadataPath(), h.MetadataHandler())
+		// Behind a proxy that maps --public-url's path onto /mcp, the
+		// metadata may also be asked for at the local endpoint's path.
+		mount("/.well-known/oauth-protected-resource"+path, h.MetadataHandler())
 	}
 	return nil
+}
+
+// endpointURL is the canonical URL of the endpoint at the local path: the
+// resource URL for /mcp; for another (the HTTP+SSE endpoint), its path
+// resolved against the resource URL's directory, where a proxy in front
+// is taken to map it as it maps /mcp.
+func endpointURL(resourceURL, path string) (string, error) {
+	if path == "/mcp" {
+		return resourceURL, nil
+	}
+	u, err := url.Parse(resourceURL)
+	if err != nil {
+		return "", err
+	}
+	return u.ResolveReference(&url.URL{Path: strings.TrimPrefix(path, "/")}).String(), nil
 }

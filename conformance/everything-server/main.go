@@ -1,16 +1,18 @@
 // Command everything-server serves the conformance fixtures of package
 // conformance/everything over Streamable HTTP (endpoint /mcp) or stdio, in
 // both eras: revision 2026-07-28 and the initialize-handshake revisions
-// 2025-11-25, 2025-06-18 and 2025-03-26.
+// 2025-11-25, 2025-06-18 and 2025-03-26. Over HTTP it also serves the
+// deprecated HTTP+SSE transport, for 2024-11-05 clients, at /sse.
 //
-//	everything-server -addr 127.0.0.1:3001   # http://127.0.0.1:3001/mcp
+//	everything-server -addr 127.0.0.1:3001   # http://127.0.0.1:3001/mcp, /sse
 //	everything-server -stdio
 //
 // With -auth-issuer it is an OAuth protected resource (auth/resource), for
 // tests of clients' authorization: every request needs an access token
-// from that issuer for the endpoint (-public-url, or the listening URL)
-// with every -auth-scope, checked as a JWT against the issuer's keys or,
-// with -auth-introspection-url, by introspection:
+// from that issuer for the endpoint (-public-url, or the listening URL;
+// /sse beside it for HTTP+SSE) with every -auth-scope, checked as a JWT
+// against the issuer's keys or, with -auth-introspection-url, by
+// introspection:
 //
 //	everything-server -auth-issuer http://127.0.0.1:9998 -auth-scope mcp:read
 package main
@@ -23,8 +25,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -32,6 +36,7 @@ import (
 	"github.com/mcpkit/mcpkit/auth/resource"
 	"github.com/mcpkit/mcpkit/conformance/everything"
 	"github.com/mcpkit/mcpkit/server"
+	"github.com/mcpkit/mcpkit/transport/sse"
 	"github.com/mcpkit/mcpkit/transport/stdio"
 	"github.com/mcpkit/mcpkit/transport/streamable"
 )
@@ -73,30 +78,55 @@ type authFlags struct {
 	scopes                                                   []string
 }
 
-// protect returns endpoint protected as a says, mounting the metadata on
-// mux, or endpoint itself without -auth-issuer.
-func (a *authFlags) protect(mux *http.ServeMux, endpoint http.Handler, ln net.Listener) (http.Handler, error) {
+// protect mounts the endpoints (by path) on mux, each protected as a says
+// as a resource of its own with its metadata mounted too, or as they are
+// without -auth-issuer. The resource of /mcp is -public-url or the
+// listening URL; another endpoint's (/sse) is its path resolved against
+// that URL's directory.
+func (a *authFlags) protect(mux *http.ServeMux, endpoints map[string]http.Handler, ln net.Listener) error {
 	if a.issuer == "" {
-		return endpoint, nil
+		for path, endpoint := range endpoints {
+			mux.Handle(path, endpoint)
+		}
+		return nil
 	}
-	res := a.publicURL
-	if res == "" {
-		res = "http://" + ln.Addr().String() + "/mcp"
+	base := a.publicURL
+	if base == "" {
+		base = "http://" + ln.Addr().String() + "/mcp"
 	}
-	var v resource.Verifier = &resource.JWTVerifier{Issuer: a.issuer, Resource: res}
-	if a.introspectURL != "" {
-		v = &resource.IntrospectionVerifier{Endpoint: a.introspectURL, ClientID: a.clientID, ClientSecret: a.clientSecret, Resource: res, Issuer: a.issuer}
-	}
-	h, err := resource.New(endpoint, &resource.Options{Resource: res, AuthorizationServers: []string{a.issuer}, Verifier: v, RequiredScopes: a.scopes})
+	baseURL, err := url.Parse(base)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	mux.Handle(h.MetadataPath(), h.MetadataHandler())
-	if local := "/.well-known/oauth-protected-resource/mcp"; local != h.MetadataPath() {
-		mux.Handle(local, h.MetadataHandler())
+	mounted := map[string]bool{}
+	mount := func(path string, h http.Handler) {
+		if !mounted[path] {
+			mounted[path] = true
+			mux.Handle(path, h)
+		}
 	}
-	fmt.Fprintf(os.Stderr, "everything-server: access tokens from %s required for %s (scopes %s)\n", a.issuer, res, strings.Join(a.scopes, " "))
-	return h, nil
+	var resources []string
+	for path, endpoint := range endpoints {
+		res := base
+		if path != "/mcp" {
+			res = baseURL.ResolveReference(&url.URL{Path: strings.TrimPrefix(path, "/")}).String()
+		}
+		var v resource.Verifier = &resource.JWTVerifier{Issuer: a.issuer, Resource: res}
+		if a.introspectURL != "" {
+			v = &resource.IntrospectionVerifier{Endpoint: a.introspectURL, ClientID: a.clientID, ClientSecret: a.clientSecret, Resource: res, Issuer: a.issuer}
+		}
+		h, err := resource.New(endpoint, &resource.Options{Resource: res, AuthorizationServers: []string{a.issuer}, Verifier: v, RequiredScopes: a.scopes})
+		if err != nil {
+			return err
+		}
+		mount(path, h)
+		mount(h.MetadataPath(), h.MetadataHandler())
+		mount("/.well-known/oauth-protected-resource"+path, h.MetadataHandler())
+		resources = append(resources, res)
+	}
+	sort.Strings(resources)
+	fmt.Fprintf(os.Stderr, "everything-server: access tokens from %s required for %s (scopes %s)\n", a.issuer, strings.Join(resources, ", "), strings.Join(a.scopes, " "))
+	return nil
 }
 
 func run(ctx context.Context, addr string, useStdio bool, a *authFlags, logger *slog.Logger) error {
@@ -112,14 +142,16 @@ func run(ctx context.Context, addr string, useStdio bool, a *authFlags, logger *
 	if err != nil {
 		return err
 	}
-	endpoint, err := a.protect(mux, streamable.NewHandler(srv, &streamable.Options{Logger: logger}), ln)
+	err = a.protect(mux, map[string]http.Handler{
+		"/mcp": streamable.NewHandler(srv, &streamable.Options{Logger: logger}),
+		"/sse": sse.NewHandler(srv, &sse.Options{Logger: logger}),
+	}, ln)
 	if err != nil {
 		ln.Close()
 		return err
 	}
-	mux.Handle("/mcp", endpoint)
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
-	fmt.Fprintf(os.Stderr, "everything-server: serving http://%s/mcp\n", ln.Addr())
+	fmt.Fprintf(os.Stderr, "everything-server: serving http://%s/mcp (HTTP+SSE at /sse)\n", ln.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {

@@ -89,6 +89,11 @@ type Adapter struct {
 	sessions map[string]*Session
 	closed   bool
 
+	// elicitations maps the elicitationIds of URL elicitations to the
+	// sessions that were sent them.
+	elicitMu     sync.Mutex
+	elicitations map[string][]*Session
+
 	stop     context.CancelFunc
 	bg       sync.WaitGroup // the background goroutines
 	startBG  sync.Once
@@ -102,7 +107,7 @@ var (
 
 // New returns an Adapter serving core in both eras.
 func New(core Core, opts *Options) *Adapter {
-	a := &Adapter{core: core, sessions: map[string]*Session{}}
+	a := &Adapter{core: core, sessions: map[string]*Session{}, elicitations: map[string][]*Session{}}
 	if opts != nil {
 		a.opts = *opts
 	}
@@ -253,7 +258,7 @@ func (a *Adapter) initialize(ctx context.Context, req *transport.Request) (proto
 	s.save()
 	a.startBG.Do(a.background)
 	req.Session = s
-	return &initializeResult{ProtocolVersion: version, Capabilities: a.legacyCapabilities(), ServerInfo: a.core.Info(), Instructions: a.core.Instructions()}, nil
+	return &initializeResult{ProtocolVersion: version, Capabilities: s.rev.serverCapabilities(a.core.Capabilities()), ServerInfo: s.rev.implementation(a.core.Info()), Instructions: a.core.Instructions()}, nil
 }
 
 // principal returns the authenticated caller of the request of ctx.
@@ -270,14 +275,6 @@ func (a *Adapter) principal(ctx context.Context) string {
 // and a 404 would tell a legacy client to initialize again, hiding a
 // client that mixes up its tokens.
 var errOtherPrincipal = protocol.Mark(jsonrpc.NewError(protocol.CodeInvalidRequest, "session belongs to another principal", nil), protocol.ErrForbidden)
-
-// legacyCapabilities are the core's capabilities as a legacy client reads
-// them.
-func (a *Adapter) legacyCapabilities() protocol.ServerCapabilities {
-	caps := a.core.Capabilities()
-	caps.Extensions = nil // a 2026-07-28 member
-	return caps
-}
 
 // Session returns the open session with the id, for the request of ctx.
 // It fails with transport.ErrNoSession when none is open, and with the
@@ -386,6 +383,12 @@ func (a *Adapter) remove(s *Session, forget bool) {
 		delete(a.sessions, s.id)
 	}
 	a.mu.Unlock()
+	a.elicitMu.Lock()
+	for _, id := range s.elicitations {
+		a.dropElicitationLocked(id, s)
+	}
+	s.elicitations = nil
+	a.elicitMu.Unlock()
 }
 
 // Close ends every session on this replica and stops the adapter's

@@ -2,6 +2,7 @@ package legacy
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +20,10 @@ import (
 // maps the typed result or error to the legacy shapes.
 func (s *Session) serveCore(ctx context.Context, req *transport.Request) (protocol.Result, error) {
 	msg := req.Message
+	// One allocation for the core's context and request, reused by the
+	// rounds, which run one after the other.
+	c := &coreCall{ctx: sessionContext{Context: ctx, s: s}}
+	notifier := s.rev.notifier(req.Notifier)
 	var answers map[string]json.RawMessage
 	state := ""
 	for round := 0; ; round++ {
@@ -26,18 +31,15 @@ func (s *Session) serveCore(ctx context.Context, req *transport.Request) (protoc
 		if err != nil {
 			return nil, err
 		}
-		res, err := s.a.core.ServeModern(ctx, &transport.Request{
-			Message:     &jsonrpc.Message{ID: msg.ID, Method: msg.Method, Params: p},
-			Notifier:    req.Notifier,
-			Cancel:      req.Cancel,
-			CloseStream: req.CloseStream,
-		})
+		c.msg = jsonrpc.Message{ID: msg.ID, Method: msg.Method, Params: p}
+		c.req = transport.Request{Message: &c.msg, Notifier: notifier, Cancel: req.Cancel, CloseStream: req.CloseStream}
+		res, err := s.a.core.ServeModern(&c.ctx, &c.req)
 		if err != nil {
 			return nil, legacyError(err)
 		}
 		ir, inputRequired := res.(*protocol.InputRequiredResult)
 		if !inputRequired {
-			return legacyResult(res), nil
+			return legacyResult(res, s.rev), nil
 		}
 		if round >= s.a.opts.MaxRounds {
 			return nil, protocol.InternalError(fmt.Sprintf("%s needed more than %d rounds of client input", msg.Method, s.a.opts.MaxRounds))
@@ -50,11 +52,9 @@ func (s *Session) serveCore(ctx context.Context, req *transport.Request) (protoc
 		got := make(map[string]json.RawMessage, len(keys))
 		for _, k := range keys {
 			in := ir.InputRequests[k]
-			var params json.RawMessage
-			if in.Params != nil {
-				if params, err = json.Marshal(in.Params); err != nil {
-					return nil, protocol.InternalError("encoding " + in.Method + ": " + err.Error())
-				}
+			params, err := s.inputParams(in)
+			if err != nil {
+				return nil, legacyError(err)
 			}
 			res, err := s.ask(ctx, req.Notifier, in.Method, params)
 			if err != nil {
@@ -64,6 +64,121 @@ func (s *Session) serveCore(ctx context.Context, req *transport.Request) (protoc
 		}
 		answers, state = got, ir.RequestState
 	}
+}
+
+// coreCall is what serveCore hands the core: the context, which names the
+// session, and the request.
+type coreCall struct {
+	ctx sessionContext
+	req transport.Request
+	msg jsonrpc.Message
+}
+
+type sessionKey struct{}
+
+// sessionContext is a request's context that names its session.
+type sessionContext struct {
+	context.Context
+	s *Session
+}
+
+func (c *sessionContext) Value(key any) any {
+	if key == (sessionKey{}) {
+		return c.s
+	}
+	return c.Context.Value(key)
+}
+
+// SessionFrom returns the session the core serves a request for, from the
+// request's context: nil for a modern request.
+func SessionFrom(ctx context.Context) *Session {
+	s, _ := ctx.Value(sessionKey{}).(*Session)
+	return s
+}
+
+// inputParams encodes the params of a request for the client as the
+// session's revision defines them. A URL-mode elicitation is sent only to
+// a 2025-11-25 client that declared url mode, with an elicitationId (made
+// up when the handler gave none); the session remembers the handler's, for
+// ElicitationComplete.
+func (s *Session) inputParams(in *protocol.InputRequest) (json.RawMessage, error) {
+	switch in.Method {
+	case protocol.MethodElicit:
+		p, err := typedParams[protocol.ElicitParams](in.Params)
+		if err != nil {
+			return nil, err
+		}
+		return s.elicitParams(p)
+	case protocol.MethodCreateMessage:
+		if s.rev.since2025_11_25 {
+			break
+		}
+		p, err := typedParams[protocol.CreateMessageParams](in.Params)
+		if err != nil {
+			return nil, err
+		}
+		if p, err = s.rev.createMessage(p); err != nil {
+			return nil, err
+		}
+		return encodeParams(in.Method, p)
+	}
+	if in.Params == nil {
+		return nil, nil
+	}
+	return encodeParams(in.Method, in.Params)
+}
+
+func (s *Session) elicitParams(p *protocol.ElicitParams) (json.RawMessage, error) {
+	caps := s.caps.Elicitation
+	if !s.rev.since2025_06_18 || caps == nil {
+		return nil, protocol.MissingCapability(protocol.ClientCapabilities{Elicitation: &protocol.ElicitationCapability{}})
+	}
+	if p.Mode == "url" {
+		if !s.rev.since2025_11_25 || caps.URL == nil {
+			return nil, protocol.MissingCapability(protocol.ClientCapabilities{Elicitation: &protocol.ElicitationCapability{URL: protocol.Object{}}})
+		}
+		id := p.ElicitationID
+		if id == "" {
+			id = rand.Text()
+		} else {
+			s.a.rememberElicitation(s, id)
+		}
+		return encodeParams(protocol.MethodElicit, &protocol.ElicitParams{Mode: p.Mode, Message: p.Message, URL: p.URL, ElicitationID: id})
+	}
+	if p.ElicitationID == "" && (p.Mode == "" || s.rev.since2025_11_25) {
+		return encodeParams(protocol.MethodElicit, p)
+	}
+	form := *p
+	form.ElicitationID = "" // url mode's
+	if !s.rev.since2025_11_25 {
+		form.Mode = ""
+	}
+	return encodeParams(protocol.MethodElicit, &form)
+}
+
+// typedParams returns the params of an input request as a *T: the core's
+// own value, or a decoded copy of another.
+func typedParams[T any](params any) (*T, error) {
+	if p, ok := params.(*T); ok && p != nil {
+		return p, nil
+	}
+	b, err := json.Marshal(params)
+	if err != nil {
+		return nil, protocol.InternalError("encoding an input request: " + err.Error())
+	}
+	p := new(T)
+	if err := jsonrpc.Unmarshal(b, p); err != nil {
+		return nil, protocol.InternalError("reading an input request: " + err.Error())
+	}
+	return p, nil
+}
+
+func encodeParams(method string, p any) (json.RawMessage, error) {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return nil, protocol.InternalError("encoding " + method + ": " + err.Error())
+	}
+	return b, nil
 }
 
 // ask sends a request to the client on the request's stream and waits for
@@ -194,24 +309,29 @@ func appendQuoted(dst, s []byte) []byte {
 func quote(s string) []byte { return appendQuoted(nil, []byte(s)) }
 
 // legacyResult maps a complete result of the core to the shape of the
-// legacy revisions: without resultType, the cache hints and serverInfo in
-// _meta, members revision 2026-07-28 added. res is the core's, made for
-// this request, and is changed in place.
-func legacyResult(res protocol.Result) protocol.Result {
+// session's revision (see the table in shape.go): without resultType, the
+// cache hints and serverInfo in _meta, members revision 2026-07-28 added,
+// and without what rev lacks. res is the core's, made for this request,
+// and its header is changed in place; what it shares is copied.
+func legacyResult(res protocol.Result, rev revision) protocol.Result {
 	h := res.Header()
 	h.ResultType = ""
 	h.Meta = h.Meta.WithoutServerInfo()
 	switch r := res.(type) {
+	case *protocol.CallToolResult:
+		return rev.callTool(r)
 	case *protocol.ListToolsResult:
-		return &toolList{ResultHeader: *h, Tools: r.Tools, NextCursor: r.NextCursor}
+		return &toolList{ResultHeader: *h, Tools: rev.tools(r.Tools), NextCursor: r.NextCursor}
 	case *protocol.ListResourcesResult:
-		return &resourceList{ResultHeader: *h, Resources: r.Resources, NextCursor: r.NextCursor}
+		return &resourceList{ResultHeader: *h, Resources: rev.resources(r.Resources), NextCursor: r.NextCursor}
 	case *protocol.ListResourceTemplatesResult:
-		return &templateList{ResultHeader: *h, ResourceTemplates: r.ResourceTemplates, NextCursor: r.NextCursor}
+		return &templateList{ResultHeader: *h, ResourceTemplates: rev.templates(r.ResourceTemplates), NextCursor: r.NextCursor}
 	case *protocol.ListPromptsResult:
-		return &promptList{ResultHeader: *h, Prompts: r.Prompts, NextCursor: r.NextCursor}
+		return &promptList{ResultHeader: *h, Prompts: rev.prompts(r.Prompts), NextCursor: r.NextCursor}
 	case *protocol.ReadResourceResult:
-		return &readResult{ResultHeader: *h, Contents: r.Contents}
+		return &readResult{ResultHeader: *h, Contents: rev.contents(r.Contents)}
+	case *protocol.GetPromptResult:
+		return rev.getPrompt(r)
 	}
 	return res
 }
@@ -268,7 +388,7 @@ func (s *Session) metaMembers() []byte {
 		versions := s.a.core.Versions()
 		m := []byte{'{'}
 		m = appendMember(m, []byte(protocol.MetaProtocolVersion), quote(versions[0]))
-		caps, _ := json.Marshal(s.caps)
+		caps, _ := json.Marshal(s.rev.clientCapabilities(s.caps))
 		m = appendMember(m, []byte(protocol.MetaClientCapabilities), caps)
 		if s.info != nil {
 			info, _ := json.Marshal(s.info)

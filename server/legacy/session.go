@@ -20,6 +20,7 @@ type Session struct {
 	a       *Adapter
 	id      string
 	version string
+	rev     revision
 	caps    *protocol.ClientCapabilities
 	info    *protocol.Implementation
 	// principal is the caller that opened the session (Options.Principal
@@ -45,6 +46,10 @@ type Session struct {
 
 	metaOnce  sync.Once
 	metaCache []byte
+
+	// elicitations are the elicitationIds of the URL elicitations the
+	// session was sent, oldest first; Adapter.elicitMu guards them.
+	elicitations []string
 }
 
 // Done is closed once the session has ended.
@@ -65,7 +70,7 @@ var _ transport.Session = (*Session)(nil)
 
 func (a *Adapter) newSession(version string, caps *protocol.ClientCapabilities, info *protocol.Implementation) *Session {
 	s := &Session{
-		a: a, id: newSessionID(), version: version, caps: caps, info: info,
+		a: a, id: newSessionID(), version: version, rev: revisionOf(version), caps: caps, info: info,
 		subs: map[string]bool{}, inflight: map[jsonrpc.ID]inflight{},
 		pending: map[jsonrpc.ID]chan *jsonrpc.Message{},
 		wake:    make(chan struct{}), done: make(chan struct{}),

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/httpguard"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
 	"github.com/mcpkit/mcpkit/transport"
@@ -49,8 +50,8 @@ type Handler struct {
 	h      transport.Handler
 	legacy transport.Legacy // nil when h serves the modern era only
 	opts   Options
-	origin originPolicy
-	hosts  hostPolicy
+	origin httpguard.OriginPolicy
+	hosts  httpguard.HostPolicy
 	logger *slog.Logger
 	bufs   sync.Pool
 
@@ -84,19 +85,19 @@ func NewHandler(h transport.Handler, opts *Options) *Handler {
 	if x.logger == nil {
 		x.logger = slog.New(slog.DiscardHandler)
 	}
-	x.origin = newOriginPolicy(x.opts.AllowedOrigins)
-	x.hosts = newHostPolicy(x.opts.AllowedHosts)
+	x.origin = httpguard.NewOriginPolicy(x.opts.AllowedOrigins)
+	x.hosts = httpguard.NewHostPolicy(x.opts.AllowedHosts)
 	x.bufs.New = func() any { return new(bytes.Buffer) }
 	return x
 }
 
 // ServeHTTP implements http.Handler.
 func (x *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !x.hosts.allowed(r) {
+	if !x.hosts.Allowed(r) {
 		writeError(w, http.StatusForbidden, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Forbidden: Host not allowed", nil))
 		return
 	}
-	if origin := r.Header.Get("Origin"); origin != "" && !x.origin.allowed(origin) {
+	if origin := r.Header.Get("Origin"); origin != "" && !x.origin.Allowed(origin) {
 		writeError(w, http.StatusForbidden, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Forbidden: Origin not allowed", nil))
 		return
 	}
@@ -139,7 +140,7 @@ func (x *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, &msg.ID, herr)
 		return
 	}
-	if msg.Method == protocol.MethodSubscriptionsListen && !accept.sse {
+	if msg.Method == protocol.MethodSubscriptionsListen && !accept.SSE {
 		// A listen stream is an SSE stream; a client that cannot take one
 		// would wait forever for notifications that cannot reach it.
 		writeError(w, http.StatusNotAcceptable, &msg.ID, jsonrpc.NewError(protocol.CodeInvalidRequest, "Not Acceptable: subscriptions/listen answers with text/event-stream", nil))
@@ -151,13 +152,13 @@ func (x *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // readPost checks a POST's Content-Type and Accept and reads its body into a
 // pooled buffer, which the caller returns to x.bufs; rc is w's controller,
 // for the rest of the request. On failure it has answered and ok is false.
-func (x *Handler) readPost(w http.ResponseWriter, r *http.Request) (accept acceptance, rc *http.ResponseController, buf *bytes.Buffer, ok bool) {
-	if !isJSONContentType(r.Header.Get("Content-Type")) {
+func (x *Handler) readPost(w http.ResponseWriter, r *http.Request) (accept httpguard.Acceptance, rc *http.ResponseController, buf *bytes.Buffer, ok bool) {
+	if !httpguard.IsJSONContentType(r.Header.Get("Content-Type")) {
 		writeError(w, http.StatusUnsupportedMediaType, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Unsupported Media Type: Content-Type must be application/json", nil))
 		return accept, nil, nil, false
 	}
-	accept = negotiate(r.Header.Values("Accept"))
-	if !accept.json && !accept.sse {
+	accept = httpguard.Negotiate(r.Header.Values("Accept"))
+	if !accept.JSON && !accept.SSE {
 		writeError(w, http.StatusNotAcceptable, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Not Acceptable: accept application/json or text/event-stream", nil))
 		return accept, nil, nil, false
 	}
@@ -188,7 +189,7 @@ func (x *Handler) readPost(w http.ResponseWriter, r *http.Request) (accept accep
 
 // serve runs the request and writes its response: JSON unless notifications
 // (or the client's preference) call for SSE.
-func (x *Handler) serve(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, msg *jsonrpc.Message, accept acceptance) {
+func (x *Handler) serve(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, msg *jsonrpc.Message, accept httpguard.Acceptance) {
 	// The request's own context: net/http cancels it when the client goes
 	// away and when a write to the connection fails (a stream's write
 	// deadline passing included), so the stream needs no cancel of its own.
@@ -200,8 +201,8 @@ func (x *Handler) serve(w http.ResponseWriter, r *http.Request, rc *http.Respons
 		x.hookShutdown(r)
 		defer context.AfterFunc(x.stopping, cancel)()
 	}
-	st := &stream{ctx: ctx, w: w, rc: rc, sseAllowed: accept.sse, writeTimeout: x.opts.WriteTimeout, keepAlive: x.opts.KeepAlive}
-	if accept.preferSSE || !accept.json {
+	st := &stream{ctx: ctx, w: w, rc: rc, sseAllowed: accept.SSE, writeTimeout: x.opts.WriteTimeout, keepAlive: x.opts.KeepAlive}
+	if accept.PreferSSE || !accept.JSON {
 		st.mu.Lock()
 		err := st.startLocked()
 		st.mu.Unlock()

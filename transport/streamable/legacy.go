@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/httpguard"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
 	"github.com/mcpkit/mcpkit/transport"
@@ -73,12 +74,12 @@ func (x *Handler) serveSession(w http.ResponseWriter, r *http.Request, sid strin
 	}
 	v, ok := headerValue(r.Header, HeaderProtocolVersion)
 	if !ok {
-		// Only 2025-03-26 clients omit the header. Where that revision is
-		// served, the session's negotiated version tells the revision
-		// (2025-11-25, Protocol Version Header); where it is not, a request
-		// without the header is rejected (2026-07-28, Protocol Version
-		// Header).
-		if !x.servesLegacy(protocol.Version2025_03_26) {
+		// Only clients of revisions before 2025-06-18 omit the header.
+		// Where one is served, the session's negotiated version tells the
+		// revision (2025-11-25, Protocol Version Header); where none is, a
+		// request without the header is rejected (2026-07-28, Protocol
+		// Version Header).
+		if !headerless(sess.Version()) && !x.servesLegacy(protocol.Version2025_03_26) {
 			writeError(w, http.StatusBadRequest, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Bad Request: missing "+HeaderProtocolVersion+" header", nil))
 			return
 		}
@@ -93,7 +94,7 @@ func (x *Handler) serveSession(w http.ResponseWriter, r *http.Request, sid strin
 		sess.Close()
 		w.WriteHeader(http.StatusOK)
 	case http.MethodGet:
-		if !negotiate(r.Header.Values("Accept")).sse {
+		if !httpguard.Negotiate(r.Header.Values("Accept")).SSE {
 			writeError(w, http.StatusNotAcceptable, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Not Acceptable: the GET stream is text/event-stream", nil))
 			return
 		}
@@ -189,11 +190,11 @@ func (x *Handler) serveBatch(w http.ResponseWriter, r *http.Request, sess transp
 // that closes the stream (CloseStream) ends the response by taking the
 // connection over from net/http. Elsewhere (HTTP/2) it runs on a worker so
 // that the response can end while it goes on.
-func (x *Handler) serveLegacyRequest(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, sess transport.Session, msg *jsonrpc.Message, accept acceptance) {
+func (x *Handler) serveLegacyRequest(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, sess transport.Session, msg *jsonrpc.Message, accept httpguard.Acceptance) {
 	log := sessionLog(sess)
-	out := &legacyStream{x: x, log: log, w: w, rc: rc, sseAllowed: accept.sse, detached: make(chan struct{}),
+	out := &legacyStream{x: x, log: log, w: w, rc: rc, sseAllowed: accept.SSE, detached: make(chan struct{}),
 		inline: r.ProtoMajor == 1, chunked: r.ProtoAtLeast(1, 1)}
-	if accept.preferSSE || !accept.json {
+	if accept.PreferSSE || !accept.JSON {
 		out.mu.Lock()
 		err := out.startLocked()
 		out.mu.Unlock()
@@ -669,6 +670,12 @@ func (es *eventStream) since(seq int) ([]loggedEvent, <-chan struct{}, bool) {
 }
 
 // servesLegacy reports whether the handler serves the legacy revision.
+// headerless reports whether a revision predates the MCP-Protocol-Version
+// header (2024-11-05, 2025-03-26).
+func headerless(version string) bool {
+	return version == protocol.Version2024_11_05 || version == protocol.Version2025_03_26
+}
+
 func (x *Handler) servesLegacy(version string) bool {
 	for _, v := range x.legacy.Versions() {
 		if v == version {

@@ -207,10 +207,11 @@ func (e *legacyEnv) initialize(version, caps string) *legacySession {
 
 // headers are the headers of a request of the session: the session id
 // and, from 2025-06-18 on, the negotiated MCP-Protocol-Version.
+// (Revisions compare as strings: they are dates.)
 func (s *legacySession) headers() http.Header {
 	h := postHeaders()
 	h.Set(streamable.HeaderSessionID, s.id)
-	if s.version != protocol.Version2025_03_26 {
+	if s.version >= protocol.Version2025_06_18 {
 		h.Set(streamable.HeaderProtocolVersion, s.version)
 	}
 	return h

@@ -1,4 +1,7 @@
-package streamable
+// Package httpguard holds the request checks the HTTP transports share:
+// Origin and Host validation against DNS rebinding, and the media types of
+// Content-Type and Accept.
+package httpguard
 
 import (
 	"mime"
@@ -10,15 +13,17 @@ import (
 	"strings"
 )
 
-// originPolicy decides which Origin headers are accepted: loopback origins
+// OriginPolicy decides which Origin headers are accepted: loopback origins
 // always, plus the configured ones.
-type originPolicy struct {
+type OriginPolicy struct {
 	any  bool
 	list map[string]bool // normalised scheme://host[:port]
 }
 
-func newOriginPolicy(list []string) originPolicy {
-	p := originPolicy{list: map[string]bool{}}
+// NewOriginPolicy accepts the origins (scheme://host[:port]) of list
+// besides loopback ones; "*" accepts every origin.
+func NewOriginPolicy(list []string) OriginPolicy {
+	p := OriginPolicy{list: map[string]bool{}}
 	for _, o := range list {
 		if o == "*" {
 			p.any = true
@@ -29,7 +34,9 @@ func newOriginPolicy(list []string) originPolicy {
 	return p
 }
 
-func (p originPolicy) allowed(origin string) bool {
+// Allowed reports whether a request with the Origin header origin is
+// accepted.
+func (p OriginPolicy) Allowed(origin string) bool {
 	if p.any {
 		return true
 	}
@@ -44,22 +51,26 @@ func (p originPolicy) allowed(origin string) bool {
 	return isLoopbackName(u.Hostname())
 }
 
-// hostPolicy protects loopback listeners from DNS rebinding: a request that
+// HostPolicy protects loopback listeners from DNS rebinding: a request that
 // arrived on a loopback address must name a loopback host (or an allowed
 // one) in its Host header.
-type hostPolicy struct {
+type HostPolicy struct {
 	list map[string]bool
 }
 
-func newHostPolicy(list []string) hostPolicy {
-	p := hostPolicy{list: map[string]bool{}}
+// NewHostPolicy accepts the Host values (host or host:port) of list on
+// loopback listeners besides localhost, 127.0.0.1 and [::1].
+func NewHostPolicy(list []string) HostPolicy {
+	p := HostPolicy{list: map[string]bool{}}
 	for _, h := range list {
 		p.list[strings.ToLower(h)] = true
 	}
 	return p
 }
 
-func (p hostPolicy) allowed(r *http.Request) bool {
+// Allowed reports whether r's Host header is accepted. Requests arriving
+// on non-loopback listeners are not checked.
+func (p HostPolicy) Allowed(r *http.Request) bool {
 	if !arrivedOnLoopback(r) {
 		return true
 	}
@@ -104,7 +115,9 @@ func isLoopbackName(h string) bool {
 	return err == nil && ip.Zone() == "" && ip.IsLoopback()
 }
 
-func isJSONContentType(ct string) bool {
+// IsJSONContentType reports whether a Content-Type value is
+// application/json, with or without parameters.
+func IsJSONContentType(ct string) bool {
 	if ct == "application/json" {
 		return true // the usual case, without parsing
 	}
@@ -139,18 +152,18 @@ func mediaRange(part string) (string, float64, bool) {
 	return mt, q, true
 }
 
-// acceptance is what the client's Accept header allows.
-type acceptance struct {
-	json, sse bool
-	preferSSE bool // text/event-stream ranks above application/json
+// Acceptance is what a client's Accept header allows.
+type Acceptance struct {
+	JSON, SSE bool
+	PreferSSE bool // text/event-stream ranks above application/json
 }
 
-// negotiate reads Accept headers as HTTP does: media ranges with q values,
+// Negotiate reads Accept headers as HTTP does: media ranges with q values,
 // */* and type/* wildcards; no header accepts everything. Among equally
 // ranked types the one listed first is preferred.
-func negotiate(values []string) acceptance {
+func Negotiate(values []string) Acceptance {
 	if len(values) == 0 {
-		return acceptance{json: true, sse: true}
+		return Acceptance{JSON: true, SSE: true}
 	}
 	jsonQ, sseQ := -1.0, -1.0
 	jsonPos, ssePos := 0, 0
@@ -181,8 +194,8 @@ func negotiate(values []string) acceptance {
 			}
 		}
 	}
-	a := acceptance{json: jsonQ > 0, sse: sseQ > 0}
-	a.preferSSE = a.sse && (!a.json || sseQ > jsonQ || (sseQ == jsonQ && ssePos < jsonPos))
+	a := Acceptance{JSON: jsonQ > 0, SSE: sseQ > 0}
+	a.PreferSSE = a.SSE && (!a.JSON || sseQ > jsonQ || (sseQ == jsonQ && ssePos < jsonPos))
 	return a
 }
 
