@@ -161,7 +161,7 @@ func (s *Session) call(ctx context.Context, method string, params any, out any, 
 				continue
 			case errors.Is(err, transport.ErrSessionExpired) && s.era == EraLegacy && !renewed:
 				renewed = true // the server forgot the session: a new one
-				if err := s.startLegacy(ctx); err != nil {
+				if err := s.startLegacy(ctx, s.version); err != nil {
 					return err
 				}
 				continue

@@ -43,6 +43,11 @@ type Options struct {
 	// ElicitationModes lists the elicitation modes declared ("form",
 	// "url"); nil means form only.
 	ElicitationModes []string
+	// Extensions declares the extensions the client supports, by
+	// identifier (such as "io.modelcontextprotocol/ui"), each with its
+	// settings object (nil or empty for none), in the capabilities of
+	// every request (modern era) or of initialize (legacy era).
+	Extensions map[string]protocol.Object
 
 	// Era pins the era; EraAuto detects it. ProtocolVersion pins the
 	// revision (of the pinned or detected era); "" picks the newest both
@@ -81,12 +86,18 @@ type Client struct {
 	cache  *cache
 
 	mu   sync.Mutex
-	eras map[string]Era // detected era per target key
+	eras map[string]detected // per target key
+}
+
+// detected is what Connect learned about a target.
+type detected struct {
+	era       Era
+	transport string
 }
 
 // New returns a client that identifies itself with info.
 func New(info protocol.Implementation, opts *Options) *Client {
-	c := &Client{info: info, eras: map[string]Era{}}
+	c := &Client{info: info, eras: map[string]detected{}}
 	if opts != nil {
 		c.opts = *opts
 	}
@@ -127,14 +138,37 @@ func (c *Client) Capabilities() *protocol.ClientCapabilities {
 	if c.opts.Roots != nil {
 		caps.Roots = &protocol.RootsCapability{}
 	}
+	if len(c.opts.Extensions) > 0 {
+		caps.Extensions = make(map[string]protocol.Object, len(c.opts.Extensions))
+		for id, settings := range c.opts.Extensions {
+			if settings == nil {
+				settings = protocol.Object{}
+			}
+			caps.Extensions[id] = settings
+		}
+	}
 	return caps
 }
 
+// Transport names, as Session.Transport reports them.
+const (
+	TransportStdio          = "stdio"
+	TransportStreamableHTTP = "streamable-http"
+	TransportSSE            = "http+sse" // the 2024-11-05 HTTP+SSE transport
+)
+
 // ConnectOptions adjust one Connect.
 type ConnectOptions struct {
-	// Key names the target (a command line, an HTTP origin) under which the
-	// detected era is remembered; "" remembers nothing.
+	// Key names the target (a command line, an HTTP endpoint) under which
+	// the detected era and transport are remembered; "" remembers nothing.
 	Key string
+	// Transport names the transport for Session.Transport and for what is
+	// remembered under Key (one of the Transport constants, or a name of
+	// the caller's).
+	Transport string
+	// Era, when set, pins the era of this connection over Options.Era
+	// (a transport that has one era only, such as HTTP+SSE).
+	Era Era
 }
 
 // Connect speaks to the server behind conn, detecting its era (unless
@@ -145,19 +179,26 @@ func (c *Client) Connect(ctx context.Context, conn transport.ClientConn, opts *C
 		o = *opts
 	}
 	s := newSession(c, conn, o.Key)
-	era := c.opts.Era
+	s.transport = o.Transport
+	pinned := o.Era
+	if pinned == EraAuto {
+		pinned = c.opts.Era
+	}
+	era := pinned
 	remembered := false
 	if era == EraAuto && o.Key != "" {
+		var d detected
 		c.mu.Lock()
-		era, remembered = c.eras[o.Key]
+		d, remembered = c.eras[o.Key]
 		c.mu.Unlock()
+		era = d.era
 	}
 	var err error
 	switch era {
 	case EraModern:
 		err = s.startModern(ctx, false)
 	case EraLegacy:
-		err = s.startLegacy(ctx)
+		err = s.startLegacy(ctx, "")
 	default:
 		err = s.detect(ctx)
 	}
@@ -173,10 +214,18 @@ func (c *Client) Connect(ctx context.Context, conn transport.ClientConn, opts *C
 	}
 	if o.Key != "" && c.opts.Era == EraAuto {
 		c.mu.Lock()
-		c.eras[o.Key] = s.era
+		c.eras[o.Key] = detected{era: s.era, transport: o.Transport}
 		c.mu.Unlock()
 	}
 	return s, nil
+}
+
+// remembered returns what an earlier Connect detected for key.
+func (c *Client) remembered(key string) (detected, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d, ok := c.eras[key]
+	return d, ok
 }
 
 // Forget drops the era remembered for a target, so that the next Connect

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -26,6 +27,7 @@ type Session struct {
 	cacheNS string
 
 	era          Era
+	transport    string
 	version      string
 	serverInfo   protocol.Implementation
 	caps         protocol.ServerCapabilities
@@ -60,6 +62,9 @@ func newSession(c *Client, conn transport.ClientConn, key string) *Session {
 
 // Era returns the session's era.
 func (s *Session) Era() Era { return s.era }
+
+// Transport names the session's transport (see ConnectOptions.Transport).
+func (s *Session) Transport() string { return s.transport }
 
 // ProtocolVersion returns the revision the session speaks.
 func (s *Session) ProtocolVersion() string { return s.version }
@@ -101,27 +106,41 @@ func (s *Session) Close() error {
 
 func (s *Session) newID() jsonrpc.ID { return jsonrpc.IntID(s.nextID.Add(1)) }
 
-// detect finds the server's era: a server/discover probe; a result or a
-// modern error means modern, anything else (another error, silence, an HTTP
-// error without a modern body) legacy.
+// detect finds the server's era: a server/discover probe. A result, or a
+// modern error, names the revisions the server supports: the newest one
+// the client speaks too is chosen, and the era follows from it (a server
+// listing only handshake revisions gets initialize). Anything else
+// (another error, silence, an HTTP error without a modern body) means a
+// legacy server.
 func (s *Session) detect(ctx context.Context) error {
+	if v := s.c.opts.ProtocolVersion; v != "" && !protocol.IsModern(v) {
+		return s.startLegacy(ctx, v) // a handshake revision is pinned
+	}
 	pctx, cancel := context.WithTimeout(ctx, s.c.opts.ProbeTimeout)
 	defer cancel()
 	s.era, s.version = EraModern, s.preferredModern()
 	resp, err := s.roundTrip(pctx, protocol.MethodDiscover, s.withMeta(nil, nil), nil)
 	switch {
 	case err == nil && resp.Error == nil:
-		return s.acceptDiscover(resp.Result)
+		return s.acceptDiscover(ctx, resp.Result, true)
 	case err == nil && isModernError(resp.Error):
-		if v := s.pickModern(supportedFrom(resp.Error)); v != "" {
+		supported := supportedFrom(resp.Error)
+		if supported == nil {
+			return resp.Error // a modern server refused the probe itself
+		}
+		switch v := s.pickVersion(supported, true); {
+		case v == "":
+			return fmt.Errorf("%w: %v", ErrNoCommonVersion, resp.Error)
+		case protocol.IsModern(v):
 			s.version = v
 			return s.startModern(ctx, true)
+		default:
+			return s.startLegacy(ctx, v)
 		}
-		return fmt.Errorf("%w: %v", ErrNoCommonVersion, resp.Error)
 	case ctx.Err() != nil:
 		return ctx.Err()
 	}
-	return s.startLegacy(ctx)
+	return s.startLegacy(ctx, "")
 }
 
 func (s *Session) preferredModern() string {
@@ -131,17 +150,21 @@ func (s *Session) preferredModern() string {
 	return protocol.LatestVersion
 }
 
-// pickModern returns the newest modern revision in supported that the
-// client speaks (the pinned one only, when pinned).
-func (s *Session) pickModern(supported []string) string {
-	for _, v := range supported {
-		if !protocol.IsModern(v) {
-			continue
-		}
+// pickVersion returns the newest revision in supported that the client
+// speaks: the pinned one only, when pinned; modern ones only unless
+// legacy is true (the era is not pinned modern).
+func (s *Session) pickVersion(supported []string, legacy bool) string {
+	offered := protocol.ModernVersions
+	if legacy {
+		offered = append(append([]string(nil), protocol.ModernVersions...), protocol.LegacyVersions...)
+	}
+	for _, v := range offered {
 		if p := s.c.opts.ProtocolVersion; p != "" && p != v {
 			continue
 		}
-		return v
+		if slices.Contains(supported, v) {
+			return v
+		}
 	}
 	return ""
 }
@@ -160,35 +183,37 @@ func (s *Session) startModern(ctx context.Context, versionChosen bool) error {
 		// An unsupported-version answer names the versions to retry with;
 		// retry once (the same version too: the server may have refused it
 		// for a passing reason).
-		if v := s.pickModern(supportedFrom(resp.Error)); v != "" && !versionChosen {
+		if v := s.pickVersion(supportedFrom(resp.Error), false); v != "" && !versionChosen {
 			s.version = v
 			return s.startModern(ctx, true)
 		}
 		return resp.Error
 	}
-	return s.acceptDiscover(resp.Result)
+	return s.acceptDiscover(ctx, resp.Result, false)
 }
 
-func (s *Session) acceptDiscover(raw json.RawMessage) error {
+// acceptDiscover takes a server/discover result. When legacy is true (the
+// era is being detected) and the newest revision in common is a handshake
+// one, the session goes on with initialize.
+func (s *Session) acceptDiscover(ctx context.Context, raw json.RawMessage, legacy bool) error {
 	var d protocol.DiscoverResult
 	if err := jsonrpc.Unmarshal(raw, &d); err != nil {
 		return fmt.Errorf("client: reading server/discover: %w", err)
+	}
+	if !slices.Contains(d.SupportedVersions, s.version) {
+		v := s.pickVersion(d.SupportedVersions, legacy)
+		if v == "" {
+			return fmt.Errorf("%w: the server supports %v", ErrNoCommonVersion, d.SupportedVersions)
+		}
+		if !protocol.IsModern(v) {
+			return s.startLegacy(ctx, v)
+		}
+		s.version = v
 	}
 	s.era = EraModern
 	s.supported, s.caps, s.instructions = d.SupportedVersions, d.Capabilities, d.Instructions
 	if d.Meta != nil && d.Meta.ServerInfo != nil {
 		s.serverInfo = *d.Meta.ServerInfo
-	}
-	found := false
-	for _, v := range d.SupportedVersions {
-		found = found || v == s.version
-	}
-	if !found {
-		v := s.pickModern(d.SupportedVersions)
-		if v == "" {
-			return fmt.Errorf("%w: the server supports %v", ErrNoCommonVersion, d.SupportedVersions)
-		}
-		s.version = v
 	}
 	if s.c.cache != nil {
 		s.c.cache.put(s.cacheKey(protocol.MethodDiscover, nil), raw)
@@ -210,13 +235,17 @@ type standaloneOpener interface {
 	SetSessionVersion(version string)
 }
 
-// startLegacy begins a legacy session: initialize, then
-// notifications/initialized.
-func (s *Session) startLegacy(ctx context.Context) error {
+// startLegacy begins a legacy session: initialize, proposing version (""
+// proposes the pinned handshake revision, else the newest), then
+// notifications/initialized. The server's answer names the revision it
+// chose; any handshake revision the client speaks is accepted.
+func (s *Session) startLegacy(ctx context.Context, version string) error {
 	s.era = EraLegacy
-	version := protocol.LegacyVersions[0]
-	if v := s.c.opts.ProtocolVersion; v != "" && !protocol.IsModern(v) {
-		version = v
+	if version == "" {
+		version = protocol.LegacyVersions[0]
+		if v := s.c.opts.ProtocolVersion; v != "" && !protocol.IsModern(v) {
+			version = v
+		}
 	}
 	params, _ := json.Marshal(map[string]any{
 		"protocolVersion": version,
@@ -235,11 +264,7 @@ func (s *Session) startLegacy(ctx context.Context) error {
 	if err := jsonrpc.Unmarshal(resp.Result, &r); err != nil {
 		return fmt.Errorf("client: reading initialize: %w", err)
 	}
-	ok := false
-	for _, v := range protocol.LegacyVersions {
-		ok = ok || v == r.ProtocolVersion
-	}
-	if !ok {
+	if !slices.Contains(protocol.LegacyVersions, r.ProtocolVersion) {
 		return fmt.Errorf("%w: the server answered initialize with %q", ErrNoCommonVersion, r.ProtocolVersion)
 	}
 	s.version, s.caps, s.serverInfo, s.instructions = r.ProtocolVersion, r.Capabilities, r.ServerInfo, r.Instructions

@@ -52,14 +52,29 @@ type ClientConn interface {
 }
 
 // StatusError is returned by an HTTP Call answered with an error status
-// and no JSON-RPC body.
+// and no JSON-RPC body, and by an initialize answered with an error status
+// whatever its body (the status decides whether the client falls back to
+// the HTTP+SSE transport).
 type StatusError struct {
 	Status int
 	Body   string
+	// RPC is the JSON-RPC error the body carried, or nil.
+	RPC *jsonrpc.Error
 }
 
 func (e *StatusError) Error() string {
+	if e.RPC != nil {
+		return "HTTP " + strconv.Itoa(e.Status) + ": " + e.RPC.Error()
+	}
 	return "HTTP " + strconv.Itoa(e.Status) + ": " + e.Body
+}
+
+// Unwrap returns the JSON-RPC error, if any.
+func (e *StatusError) Unwrap() error {
+	if e.RPC == nil {
+		return nil
+	}
+	return e.RPC
 }
 
 // ErrStreamBroken is returned by a Call whose response stream ended before

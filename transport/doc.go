@@ -1,7 +1,9 @@
 // Package transport holds the small interfaces that connect MCP transports
-// (transport/stdio, transport/streamable) to whatever serves the messages,
-// the way net/http connects a server to an http.Handler. A transport depends
-// on these interfaces only, never on the server or client packages.
+// (transport/stdio, transport/streamable, the deprecated HTTP+SSE
+// transport/sse, and transport/inmemory for tests) to whatever serves the
+// messages, the way net/http connects a server to an http.Handler. A
+// transport depends on these interfaces only, never on the server or client
+// packages.
 //
 // A server plugs into any transport through Handler: one interface with
 // all a handler offers (Serve for the requests of both eras, Receive for

@@ -17,6 +17,7 @@ import (
 type discovery struct {
 	ServerInfo        protocol.Implementation     `json:"serverInfo"`
 	Era               string                      `json:"era"`
+	Transport         string                      `json:"transport"`
 	ProtocolVersion   string                      `json:"protocolVersion"`
 	SupportedVersions []string                    `json:"supportedVersions,omitempty"`
 	Capabilities      protocol.ServerCapabilities `json:"capabilities"`
@@ -28,9 +29,10 @@ type discovery struct {
 
 func runDiscover(ctx context.Context, e *env, args []string) int {
 	s := newSub(ctx, e, "discover", `Connect to the server and show what it says about itself: its name and
-version, the protocol era and revision spoken, the revisions it supports,
-its capabilities and extensions, its instructions and (modern era) the
-cache hints of server/discover.`, "[flags] TARGET", "[flags] -- command args...")
+version, the protocol era, revision and transport spoken (found from the
+URL or command alone), the revisions it supports, its capabilities and
+extensions, its instructions and (modern era) the cache hints of
+server/discover.`, "[flags] TARGET", "[flags] -- command args...")
 	rest, code, done := s.parse(args, true)
 	if done {
 		return code
@@ -46,6 +48,7 @@ cache hints of server/discover.`, "[flags] TARGET", "[flags] -- command args..."
 	d := &discovery{
 		ServerInfo:        sess.ServerInfo(),
 		Era:               sess.Era().String(),
+		Transport:         sess.Transport(),
 		ProtocolVersion:   sess.ProtocolVersion(),
 		SupportedVersions: sess.SupportedVersions(),
 		Capabilities:      sess.ServerCapabilities(),
@@ -83,6 +86,7 @@ func writeDiscovery(w io.Writer, d *discovery) {
 	}
 	row("Server", name)
 	row("Era", d.Era)
+	row("Transport", d.Transport)
 	row("Protocol", d.ProtocolVersion)
 	row("Supported", strings.Join(d.SupportedVersions, ", "))
 	row("Capabilities", strings.Join(capabilityList(d.Capabilities), ", "))

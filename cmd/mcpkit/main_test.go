@@ -28,6 +28,9 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(browserHelperEnv); mode != "" {
 		os.Exit(browserHelper(mode, os.Args[1:]))
 	}
+	if kind := os.Getenv(eraServerEnv); kind != "" {
+		os.Exit(serveEraStdio(kind))
+	}
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "mcpkit-cmd-test")
 	if err != nil {

@@ -165,6 +165,9 @@ func (c *Client) Call(ctx context.Context, call *transport.Call, onMessage func(
 			}
 			return nil, err
 		}
+		if msg.Method == protocol.MethodInitialize && resp.StatusCode >= 400 {
+			return nil, &transport.StatusError{Status: resp.StatusCode, Body: string(b), RPC: m.Error}
+		}
 		if m.IsResponse() && m.ID != msg.ID && m.ID.IsValid() {
 			return nil, errors.New("streamable: response id " + m.ID.String() + " does not match request " + msg.ID.String())
 		}
