@@ -18,6 +18,10 @@
 //     the same challenge plus error="invalid_token"; a token that lacks
 //     Options.RequiredScopes is answered 403 error="insufficient_scope"
 //     naming the scopes needed;
+//   - with Options.AllowedOrigins, the CORS of the protected handler: a
+//     listed origin's preflight is answered without a token (preflights
+//     carry none), and its page can read the challenges; the metadata,
+//     public, is readable by any page (Access-Control-Allow-Origin: *);
 //   - on success the inner handler sees the caller: server.WithPrincipal
 //     and server.WithScopes are set on the request context, and
 //     PrincipalFrom returns the full Principal.

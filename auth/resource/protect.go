@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/mcpkit/mcpkit/internal/httpguard"
 	"github.com/mcpkit/mcpkit/server"
 	"github.com/mcpkit/mcpkit/transport/streamable"
 )
@@ -40,6 +41,12 @@ type Options struct {
 	// DPoPAlgorithms, when set, are published as
 	// dpop_signing_alg_values_supported and announce DPoP support.
 	DPoPAlgorithms []string
+	// AllowedOrigins is the protected handler's list of origins
+	// (streamable.Options.AllowedOrigins), which get CORS: their
+	// preflights, which carry no token, are answered without
+	// authentication, and the challenges are readable by their pages.
+	// Without it CORS is off here.
+	AllowedOrigins []string
 }
 
 // Handler protects an MCP endpoint; see Protect.
@@ -49,6 +56,7 @@ type Handler struct {
 	metadataURL  string
 	metadataPath string
 	metadata     []byte
+	cors         *httpguard.CORS // nil without AllowedOrigins
 }
 
 // Protect returns next protected by OAuth access tokens as opts say. It
@@ -71,7 +79,7 @@ func New(next http.Handler, opts *Options) (*Handler, error) {
 	if err != nil || !u.IsAbs() || u.Host == "" || u.Fragment != "" || (u.Scheme != "https" && u.Scheme != "http") {
 		return nil, fmt.Errorf("resource: Resource %q is not an absolute http(s) URL without fragment", opts.Resource)
 	}
-	h := &Handler{next: next, opts: *opts}
+	h := &Handler{next: next, opts: *opts, cors: httpguard.NewCORS(opts.AllowedOrigins, 0)}
 	path := strings.TrimSuffix(u.EscapedPath(), "/")
 	h.metadataPath = "/.well-known/oauth-protected-resource" + path
 	h.metadataURL = u.Scheme + "://" + u.Host + h.metadataPath
@@ -108,12 +116,16 @@ func (h *Handler) MetadataURL() string { return h.metadataURL }
 func (h *Handler) MetadataPath() string { return h.metadataPath }
 
 // MetadataHandler serves the protected resource metadata (RFC 9728) at
-// whatever path it is mounted.
+// whatever path it is mounted, to any origin, and answers the preflights
+// of Options.AllowedOrigins.
 func (h *Handler) MetadataHandler() http.Handler {
 	return http.HandlerFunc(h.serveMetadata)
 }
 
 func (h *Handler) serveMetadata(w http.ResponseWriter, r *http.Request) {
+	if h.cors.Preflight(w, r) {
+		return
+	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
@@ -132,6 +144,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.serveMetadata(w, r)
 		return
 	}
+	if h.cors.Preflight(w, r) {
+		return
+	}
+	h.cors.Decorate(w.Header(), r)
 	// RFC 6750 sections 2.2 and 2.3: only the header method is supported.
 	if r.URL.Query().Has("access_token") {
 		h.challenge(w, r, http.StatusBadRequest, "invalid_request", "access tokens are accepted in the Authorization header only")

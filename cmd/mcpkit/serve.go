@@ -88,7 +88,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	maxConcurrent := fs.Int("max-concurrent", sqlserver.DefaultMaxConcurrent, "run at most `N` statements at once; more wait, then are refused as busy")
 	privileged := fs.Bool("allow-privileged-role", false, "serve PostgreSQL even as a role that can do more than read (warns on every start)")
 	origins := listFlag{}
-	fs.Var(&origins, "allow-origin", "also accept browser requests from `ORIGIN` (repeatable)")
+	fs.Var(&origins, "allow-origin", "also accept browser requests from `ORIGIN` and turn CORS on for it, so that its pages can call the server (repeatable)")
 	var sec serveSecurity
 	sec.register(fs)
 	if err := fs.Parse(args[1:]); err != nil {
@@ -173,7 +173,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	}
 	resourceURL := sec.resourceURL(ln)
 	if sec.authOn() {
-		if err := sec.protect(mux, endpoints, resourceURL, *allowWrites); err != nil {
+		if err := sec.protect(mux, endpoints, resourceURL, *allowWrites, origins); err != nil {
 			ln.Close()
 			fmt.Fprintf(e.Stderr, "mcpkit serve sql: %v\n", err)
 			return exitFailed

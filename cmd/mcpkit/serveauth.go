@@ -204,8 +204,9 @@ func discoverIssuer(ctx context.Context, issuer string) error {
 
 // protect wraps each endpoint handler (by local path) as the flags say, a
 // protected resource of its own, and mounts it and its metadata on mux.
-// The resource of /mcp is resourceURL, another endpoint's is endpointURL's.
-func (s *serveSecurity) protect(mux *http.ServeMux, endpoints map[string]http.Handler, resourceURL string, writes bool) error {
+// The resource of /mcp is resourceURL, another endpoint's is endpointURL's;
+// origins are the endpoints' AllowedOrigins.
+func (s *serveSecurity) protect(mux *http.ServeMux, endpoints map[string]http.Handler, resourceURL string, writes bool, origins []string) error {
 	supported := append([]string{}, s.scopes...)
 	if writes && !contains(supported, s.writeScope) {
 		supported = append(supported, s.writeScope)
@@ -231,6 +232,7 @@ func (s *serveSecurity) protect(mux *http.ServeMux, endpoints map[string]http.Ha
 		h, err := resource.New(endpoint, &resource.Options{
 			Resource: res, AuthorizationServers: []string{s.issuer}, Verifier: v,
 			RequiredScopes: s.scopes, ScopesSupported: supported, ResourceName: "mcpkit database server",
+			AllowedOrigins: origins,
 		})
 		if err != nil {
 			return err

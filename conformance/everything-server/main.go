@@ -7,6 +7,9 @@
 //	everything-server -addr 127.0.0.1:3001   # http://127.0.0.1:3001/mcp, /sse
 //	everything-server -stdio
 //
+// -allow-origin ORIGIN (repeatable) accepts browser requests from ORIGIN,
+// with CORS, on both endpoints and their protection.
+//
 // With -auth-issuer it is an OAuth protected resource (auth/resource), for
 // tests of clients' authorization: every request needs an access token
 // from that issuer for the endpoint (-public-url, or the listening URL;
@@ -54,6 +57,10 @@ func main() {
 		return nil
 	})
 	flag.StringVar(&a.publicURL, "public-url", "", "the endpoint's canonical `URL` (the tokens' audience); default the listening URL")
+	flag.Func("allow-origin", "also accept browser requests from `ORIGIN`, with CORS (repeatable)", func(s string) error {
+		a.origins = append(a.origins, s)
+		return nil
+	})
 	flag.Parse()
 	if a.issuer == "" && (a.introspectURL != "" || a.clientID != "" || a.clientSecret != "" || len(a.scopes) > 0 || a.publicURL != "") {
 		fmt.Fprintln(os.Stderr, "everything-server: the -auth-* and -public-url flags need -auth-issuer")
@@ -72,10 +79,12 @@ func main() {
 	}
 }
 
-// authFlags configure the optional OAuth protection of the endpoint.
+// authFlags configure the optional OAuth protection of the endpoint, and
+// the origins its browser requests may come from.
 type authFlags struct {
 	issuer, introspectURL, clientID, clientSecret, publicURL string
 	scopes                                                   []string
+	origins                                                  []string
 }
 
 // protect mounts the endpoints (by path) on mux, each protected as a says
@@ -115,7 +124,7 @@ func (a *authFlags) protect(mux *http.ServeMux, endpoints map[string]http.Handle
 		if a.introspectURL != "" {
 			v = &resource.IntrospectionVerifier{Endpoint: a.introspectURL, ClientID: a.clientID, ClientSecret: a.clientSecret, Resource: res, Issuer: a.issuer}
 		}
-		h, err := resource.New(endpoint, &resource.Options{Resource: res, AuthorizationServers: []string{a.issuer}, Verifier: v, RequiredScopes: a.scopes})
+		h, err := resource.New(endpoint, &resource.Options{Resource: res, AuthorizationServers: []string{a.issuer}, Verifier: v, RequiredScopes: a.scopes, AllowedOrigins: a.origins})
 		if err != nil {
 			return err
 		}
@@ -143,8 +152,8 @@ func run(ctx context.Context, addr string, useStdio bool, a *authFlags, logger *
 		return err
 	}
 	err = a.protect(mux, map[string]http.Handler{
-		"/mcp": streamable.NewHandler(srv, &streamable.Options{Logger: logger}),
-		"/sse": sse.NewHandler(srv, &sse.Options{Logger: logger}),
+		"/mcp": streamable.NewHandler(srv, &streamable.Options{Logger: logger, AllowedOrigins: a.origins}),
+		"/sse": sse.NewHandler(srv, &sse.Options{Logger: logger, AllowedOrigins: a.origins}),
 	}, ln)
 	if err != nil {
 		ln.Close()

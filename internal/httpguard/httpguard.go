@@ -1,6 +1,6 @@
 // Package httpguard holds the request checks the HTTP transports share:
-// Origin and Host validation against DNS rebinding, and the media types of
-// Content-Type and Accept.
+// Origin and Host validation against DNS rebinding, the media types of
+// Content-Type and Accept, and CORS for listed origins.
 package httpguard
 
 import (
@@ -29,9 +29,15 @@ func NewOriginPolicy(list []string) OriginPolicy {
 			p.any = true
 			continue
 		}
-		p.list[strings.ToLower(strings.TrimSuffix(o, "/"))] = true
+		p.list[normOrigin(o)] = true
 	}
 	return p
+}
+
+// normOrigin is origin as the policies compare it: lowercased, without a
+// trailing slash.
+func normOrigin(origin string) string {
+	return strings.ToLower(strings.TrimSuffix(origin, "/"))
 }
 
 // Allowed reports whether a request with the Origin header origin is
@@ -40,7 +46,7 @@ func (p OriginPolicy) Allowed(origin string) bool {
 	if p.any {
 		return true
 	}
-	o := strings.ToLower(strings.TrimSuffix(origin, "/"))
+	o := normOrigin(origin)
 	if p.list[o] {
 		return true
 	}

@@ -16,7 +16,7 @@
 // it, with the GET's context, so requests are served exactly as on stdio:
 // concurrently, cancelled by notifications/cancelled, within the same
 // limits. The checks of Streamable HTTP apply (Origin and Host, body size,
-// Content-Type), and a POST must come from the principal of the GET
+// Content-Type), as does its CORS for Options.AllowedOrigins, and a POST must come from the principal of the GET
 // (transport.WithPrincipal): another's is refused with 403. A POST without
 // a sessionId is answered 405, which sends a client probing for Streamable
 // HTTP back to the GET, as the specification's backwards-compatibility

@@ -9,6 +9,14 @@
 // against the body. Failures are answered with a JSON-RPC error body and the
 // status the specification assigns.
 //
+// Options.AllowedOrigins also turns on CORS for the origins it lists, so
+// that their pages can call the endpoint: preflights (OPTIONS) for GET,
+// POST and DELETE with the MCP request headers are answered 204, and every
+// response names the origin in Access-Control-Allow-Origin and exposes
+// Mcp-Session-Id, WWW-Authenticate, MCP-Protocol-Version and Retry-After.
+// Credentials go in the Authorization header, never as cookies, so
+// Access-Control-Allow-Credentials is not sent.
+//
 // A response is a single JSON object unless the request produces
 // notifications (progress, log messages, a subscriptions/listen stream) or
 // the client prefers text/event-stream; then it is an SSE stream that ends

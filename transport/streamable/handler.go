@@ -20,8 +20,13 @@ import (
 type Options struct {
 	// AllowedOrigins lists origins (scheme://host[:port]) whose browser
 	// requests are accepted, in addition to loopback origins. "*" accepts
-	// every origin (not recommended).
+	// every origin (not recommended). The listed origins also get CORS:
+	// preflights are answered and their pages may read the responses
+	// (loopback origins only when listed). Without a list CORS is off.
 	AllowedOrigins []string
+	// CORSMaxAge is how long browsers may cache a preflight's answer; 0
+	// means two hours, a negative value leaves it to the browser.
+	CORSMaxAge time.Duration
 	// AllowedHosts lists Host header values (host or host:port) accepted on
 	// loopback listeners in addition to localhost, 127.0.0.1 and [::1].
 	// Requests arriving on non-loopback listeners are not Host-checked.
@@ -51,6 +56,7 @@ type Handler struct {
 	legacy transport.Legacy // nil when h serves the modern era only
 	opts   Options
 	origin httpguard.OriginPolicy
+	cors   *httpguard.CORS // nil without AllowedOrigins
 	hosts  httpguard.HostPolicy
 	logger *slog.Logger
 	bufs   sync.Pool
@@ -86,6 +92,7 @@ func NewHandler(h transport.Handler, opts *Options) *Handler {
 		x.logger = slog.New(slog.DiscardHandler)
 	}
 	x.origin = httpguard.NewOriginPolicy(x.opts.AllowedOrigins)
+	x.cors = httpguard.NewCORS(x.opts.AllowedOrigins, x.opts.CORSMaxAge)
 	x.hosts = httpguard.NewHostPolicy(x.opts.AllowedHosts)
 	x.bufs.New = func() any { return new(bytes.Buffer) }
 	return x
@@ -93,8 +100,12 @@ func NewHandler(h transport.Handler, opts *Options) *Handler {
 
 // ServeHTTP implements http.Handler.
 func (x *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	x.cors.Decorate(w.Header(), r) // before anything writes
 	if !x.hosts.Allowed(r) {
 		writeError(w, http.StatusForbidden, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Forbidden: Host not allowed", nil))
+		return
+	}
+	if x.cors.Preflight(w, r) {
 		return
 	}
 	if origin := r.Header.Get("Origin"); origin != "" && !x.origin.Allowed(origin) {
