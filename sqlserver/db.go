@@ -269,14 +269,16 @@ func (d *DB) knownTables() []tableRef {
 	return d.tables
 }
 
-// Register adds the database's resources, tools and prompts to s. It may be
-// called for several servers; change notifications reach all of them.
+// Register adds the database's resources, tools and prompts to s, with the
+// query view (QueryViewURI) and the extension that advertises it. It may
+// be called for several servers; change notifications reach all of them.
 func (d *DB) Register(s *server.Server) {
 	d.mu.Lock()
 	d.servers = append(d.servers, s)
 	tables := d.tables
 	d.mu.Unlock()
 	d.addResources(s, tables)
+	d.addView(s)
 	d.addTools(s)
 	d.addPrompts(s)
 }

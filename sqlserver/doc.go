@@ -15,8 +15,8 @@
 //
 // # Resources
 //
-// Every resource answers with two contents for the same URI: the JSON
-// document (application/json) and a text rendering (text/plain).
+// Every database resource answers with two contents for the same URI: the
+// JSON document (application/json) and a text rendering (text/plain).
 //
 //   - sql://schema: every table and view with its columns, keys, comments
 //     and the row counts of tables (cached 30 s, public).
@@ -56,6 +56,21 @@
 // of `mcpkit serve sql`) that raises it. Statements that run long report
 // progress every second when the client asked for it: the time they have
 // run and the rows read.
+//
+// # The query view
+//
+// Register also serves QueryViewURI, an MCP App (the
+// io.modelcontextprotocol/ui extension, which the server's capabilities
+// advertise in server/discover): one self-contained HTML page
+// (text/html;profile=mcp-app) whose _meta.ui content security policy
+// allows no origin. The query tool names it in _meta.ui.resourceUri, and a
+// host that supports the extension shows it with the tool's result: the
+// SQL, a table sortable by column, the row count and whether the result
+// was truncated, Previous and Next buttons that read on through
+// next_cursor with tools/call through the host, and a bar chart when the
+// result has two columns, at least one of them numeric, and 1 to 50 rows.
+// Results do not change: other clients get the same text and
+// structuredContent.
 //
 // # Read-only and without lasting effects, enforced by the database
 //

@@ -12,8 +12,9 @@ import (
 	"github.com/mcpkit/mcpkit/server"
 )
 
-// Resource URIs. Every resource answers with two contents for the same
-// URI: application/json first, then a text/plain rendering.
+// Resource URIs. Every database resource answers with two contents for
+// the same URI: application/json first, then a text/plain rendering (the
+// query view, QueryViewURI, is one HTML page).
 const (
 	// SchemaURI is the schema overview: every table with its columns and
 	// keys, without data.

@@ -63,6 +63,7 @@ func (d *DB) addTools(s *server.Server) {
 			dialect, d.opts.MaxRows, d.opts.MaxResultBytes, d.opts.StatementTimeout),
 		OutputSchema: mustSchema[queryResult](),
 		Annotations:  &protocol.ToolAnnotations{ReadOnlyHint: boolp(true), OpenWorldHint: boolp(false)},
+		Meta:         queryToolMeta(),
 	}, d.callQuery)
 	server.AddTool(s, &protocol.Tool{
 		Name:         toolDescribe,
