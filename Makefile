@@ -11,11 +11,12 @@ SUITE_DIR := conformance
 SUITE_BIN := $(CURDIR)/$(SUITE_DIR)/node_modules/.bin
 GOFILES    = $(shell find . -name '*.go' -not -path './$(SUITE_DIR)/node_modules/*')
 
-.PHONY: test check unit conformance suite fuzz bench bench-inproc serve clean
+.PHONY: test check unit conformance suite browser fuzz bench bench-inproc serve clean
 
 ## test: everything CI checks: format, vet, race-enabled unit tests, the
-## official conformance suite against the everything-server, short fuzzing.
-test: check unit conformance fuzz
+## official conformance suite against the everything-server, the browser
+## tests, short fuzzing.
+test: check unit conformance browser fuzz
 
 ## check: gofmt, go vet, and the core boundary: the core packages import
 ## no transport (nor net/http), and nothing asserts a handler's type to
@@ -43,6 +44,14 @@ $(SUITE_DIR)/node_modules/.installed: $(SUITE_DIR)/package.json $(SUITE_DIR)/pac
 ## conformance: run the official server suite and judge every scenario strictly.
 conformance: suite
 	MCPKIT_CONFORMANCE_BIN=$(SUITE_BIN) $(GO) test -count=1 -timeout 30m -run 'Conformance' -v ./conformance/
+
+## browser: the browser tests (internal/browsertest) in headless Chromium,
+## installing Debian's chromium package when it is missing (.ci/chromium);
+## screenshots go to artifacts/.
+browser: suite
+	chromium="$$(.ci/chromium)" && MCPKIT_CHROMIUM="$$chromium" MCPKIT_NODE_MODULES=$(CURDIR)/$(SUITE_DIR)/node_modules \
+	MCPKIT_ARTIFACTS=$(CURDIR)/artifacts \
+	$(GO) test -count=1 -timeout 10m -v -run 'Browser' ./internal/browsertest/
 
 ## fuzz: run every fuzz target for its budget (FUZZN or FUZZN_FAST executions).
 fuzz:
