@@ -1,10 +1,10 @@
 package browsertest
 
 import (
+	"bufio"
 	"context"
-	"io"
-	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,10 +17,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/mcpkit/mcpkit/protocol"
-	"github.com/mcpkit/mcpkit/server"
 	"github.com/mcpkit/mcpkit/sqlserver"
-	"github.com/mcpkit/mcpkit/transport/streamable"
 )
 
 // hostPage loads the bundled host script.
@@ -59,26 +56,11 @@ func bundleHost(t *testing.T) []byte {
 	return b
 }
 
-// serveSQL serves the demo database (sqlserver, as `mcpkit serve sql`
-// does, on a temporary copy, at most maxRows rows a query) at /mcp beside
-// the host page, and returns the page's URL.
-func serveSQL(t *testing.T, maxRows int, bundle []byte) string {
+// serveHost serves the host page and its bundled script on a loopback
+// port and returns the page's origin.
+func serveHost(t *testing.T, bundle []byte) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "demo.db")
-	if err := sqlserver.EnsureDemo(path); err != nil {
-		t.Fatal(err)
-	}
-	d, err := sqlserver.Open(context.Background(), &sqlserver.Options{Path: path, PollInterval: -1, MaxRows: maxRows,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
-	core := server.New(protocol.Implementation{Name: "mcpkit-sql", Version: "1.0.0"}, nil)
-	t.Cleanup(func() { core.Close() })
-	d.Register(core)
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", streamable.NewHandler(core, nil))
 	mux.HandleFunc("/host.js", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
 		w.Write(bundle)
@@ -87,7 +69,77 @@ func serveSQL(t *testing.T, maxRows int, bundle []byte) string {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Write([]byte(hostPage))
 	})
-	return "http://127.0.0.1:" + serve(t, mux) + "/"
+	return "http://127.0.0.1:" + serve(t, mux)
+}
+
+// serveSQL builds the mcpkit command and runs `mcpkit serve sql` on a copy
+// of the demo database, at most maxRows rows a query, listing the page
+// origin for CORS; it returns the MCP endpoint's URL. The process is
+// stopped, by its PID, when the test ends.
+func serveSQL(t *testing.T, maxRows int, pageOrigin string) string {
+	t.Helper()
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "mcpkit")
+	build := exec.Command("go", "build", "-o", bin, "github.com/mcpkit/mcpkit/cmd/mcpkit")
+	if b, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building mcpkit: %v\n%s", err, b)
+	}
+	db := filepath.Join(dir, "demo.db")
+	if err := sqlserver.EnsureDemo(db); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "serve", "sql", "--db", db, "--addr", "127.0.0.1:0",
+		"--max-rows", strconv.Itoa(maxRows), "--allow-origin", pageOrigin)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// "mcpkit serve sql: serving ... on http://127.0.0.1:PORT/mcp (...)"
+	found := make(chan string, 1)
+	read := make(chan struct{})
+	var output strings.Builder // read by the test once read is closed
+	go func() {
+		defer close(read)
+		lines := bufio.NewScanner(stderr)
+		for lines.Scan() {
+			line := lines.Text()
+			output.WriteString(line + "\n")
+			if i := strings.Index(line, " on http://"); i >= 0 {
+				url, _, _ := strings.Cut(line[i+len(" on "):], " ")
+				select {
+				case found <- url:
+				default:
+				}
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		done := make(chan error, 1)
+		go func() { <-read; done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("mcpkit serve sql: %v\n%s", err, output.String())
+			}
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+			t.Errorf("mcpkit serve sql did not stop on SIGINT\n%s", output.String())
+		}
+	})
+	select {
+	case url := <-found:
+		return url
+	case <-read:
+		t.Fatalf("mcpkit serve sql exited without serving:\n%s", output.String())
+	case <-time.After(time.Minute):
+		t.Fatal("mcpkit serve sql did not say where it serves")
+	}
+	return ""
 }
 
 // waitJS polls the page until the expression is true.
@@ -99,7 +151,8 @@ func waitJS(ctx context.Context, t *testing.T, what, expr string) {
 		if err == nil && ok {
 			return
 		}
-		if time.Now().After(deadline) {
+		failed, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](`!!(window.host && window.host.state === 'failed')`))
+		if failed || time.Now().After(deadline) {
 			state, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify(window.host)`))
 			t.Fatalf("%s: %s still false (err %v); host %s", what, expr, err, state)
 		}
@@ -182,15 +235,16 @@ func column(rows [][]string, i int) []string {
 }
 
 // TestBrowserQueryView: a host page embeds the query view with the MCP
-// Apps SDK's AppBridge and feeds it real query results of the database
-// server: the table renders, sorts by a column, pages through a truncated
+// Apps SDK's AppBridge and feeds it real query results of `mcpkit serve
+// sql`, which it reaches on another origin (the server lists the page's): the table renders, sorts by a column, pages through a truncated
 // result by calling the tool again through the host, and draws a chart for
 // a label-and-number result. A screenshot is kept under
 // MCPKIT_ARTIFACTS (or the test's temporary directory).
 func TestBrowserQueryView(t *testing.T) {
 	ctx := newBrowser(t)
-	page := serveSQL(t, 10, bundleHost(t))
-	if err := chromedp.Do(ctx, chromedp.Navigate(page)); err != nil {
+	origin := serveHost(t, bundleHost(t))
+	endpoint := serveSQL(t, 10, origin)
+	if err := chromedp.Do(ctx, chromedp.Navigate(origin+"/?mcp="+url.QueryEscape(endpoint))); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(ctx, t, "host ready", `window.host && window.host.state === 'ready' && window.host.initialized`)

@@ -1,5 +1,6 @@
 // The host page of the query view test: an MCP client (the official
-// TypeScript SDK) connected to the server that served the page, and the MCP
+// TypeScript SDK) connected to the server named by the page's ?mcp= URL (on
+// another origin: the server must list the page's), and the MCP
 // Apps SDK's AppBridge embedding the query tool's view in a sandboxed
 // iframe. window.host.show(args) runs the query tool and hands the view its
 // input and result; window.host keeps what happened for the test.
@@ -19,7 +20,7 @@ async function main() {
   const client = new Client(info, {
     capabilities: { extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] } } },
   });
-  await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', location.href)));
+  await client.connect(new StreamableHTTPClientTransport(new URL(new URLSearchParams(location.search).get('mcp'))));
   const { tools } = await client.listTools();
   const query = tools.find((t) => t.name === 'query');
   const uri = query && query._meta && query._meta.ui && query._meta.ui.resourceUri;
