@@ -3,7 +3,6 @@ package conformance
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -25,23 +24,11 @@ func TestConformanceTypeScriptSSEClient(t *testing.T) {
 	t.Cleanup(func() { srv.Close() })
 	mux := http.NewServeMux()
 	mux.Handle("/sse", sse.NewHandler(srv, nil))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	done := make(chan error, 1)
-	go func() { done <- hs.Serve(ln) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = hs.Shutdown(ctx)
-		<-done
-	})
+	addr := serveLoopback(t, mux)
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(bin, "node"), filepath.Join("sdk", "sse-client.mjs"), "http://"+ln.Addr().String()+"/sse")
+	cmd := exec.CommandContext(ctx, filepath.Join(bin, "node"), filepath.Join("sdk", "sse-client.mjs"), "http://"+addr+"/sse")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second

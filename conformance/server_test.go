@@ -70,15 +70,22 @@ func serveEverything(t *testing.T) string {
 	srv := everything.New(nil)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", streamable.NewHandler(srv, nil))
+	addr := serveLoopback(t, mux)
+	t.Cleanup(func() { srv.Close() }) // before the shutdown: it ends listen streams
+	return "http://" + addr + "/mcp"
+}
+
+// serveLoopback serves h on a loopback port until the test ends and
+// returns its address.
+func serveLoopback(t *testing.T, h http.Handler) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	t.Cleanup(func() {
-		srv.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = hs.Shutdown(ctx)
@@ -86,7 +93,7 @@ func serveEverything(t *testing.T) string {
 			t.Errorf("serve: %v", err)
 		}
 	})
-	return "http://" + ln.Addr().String() + "/mcp"
+	return ln.Addr().String()
 }
 
 // TestServerConformance runs both requirement sets against ONE running

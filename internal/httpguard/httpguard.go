@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // OriginPolicy decides which Origin headers are accepted: loopback origins
@@ -217,4 +218,37 @@ func matchRange(mediaRange, typ, sub string) int {
 		return 1
 	}
 	return 0
+}
+
+// Guard is the checks every mcpkit HTTP endpoint makes before anything
+// else: CORS headers for a listed origin, the Host (DNS rebinding), a CORS
+// preflight answered, the Origin.
+type Guard struct {
+	origin OriginPolicy
+	cors   *CORS
+	hosts  HostPolicy
+}
+
+// NewGuard returns the guard of an endpoint with the origins and hosts it
+// accepts beside loopback ones (origins also turn CORS on for themselves)
+// and the preflights' cache lifetime (0 means two hours).
+func NewGuard(origins, hosts []string, corsMaxAge time.Duration) Guard {
+	return Guard{origin: NewOriginPolicy(origins), cors: NewCORS(origins, corsMaxAge), hosts: NewHostPolicy(hosts)}
+}
+
+// Check runs the checks in order. It returns handled when it answered
+// the request (a preflight), and otherwise the reason the request is
+// refused with 403, or "" when it may go on.
+func (g *Guard) Check(w http.ResponseWriter, r *http.Request) (refusal string, handled bool) {
+	g.cors.Decorate(w.Header(), r) // before anything writes
+	if !g.hosts.Allowed(r) {
+		return "Forbidden: Host not allowed", false
+	}
+	if g.cors.Preflight(w, r) {
+		return "", true
+	}
+	if origin := r.Header.Get("Origin"); origin != "" && !g.origin.Allowed(origin) {
+		return "Forbidden: Origin not allowed", false
+	}
+	return "", false
 }

@@ -115,15 +115,24 @@ func (r revision) annotations(a *protocol.Annotations) (*protocol.Annotations, b
 	return &c, true
 }
 
+// copied returns copies of the elements of list, each changed by shape,
+// in one allocation: the registry's values are shared and never changed.
+func copied[T any](list []*T, shape func(*T)) []*T {
+	out := make([]*T, len(list))
+	copies := make([]T, len(list))
+	for i, v := range list {
+		copies[i] = *v
+		shape(&copies[i])
+		out[i] = &copies[i]
+	}
+	return out
+}
+
 func (r revision) tools(list []*protocol.Tool) []*protocol.Tool {
 	if r.since2025_11_25 {
 		return list
 	}
-	out := make([]*protocol.Tool, len(list))
-	copies := make([]protocol.Tool, len(list))
-	for i, t := range list {
-		c := &copies[i]
-		*c = *t
+	return copied(list, func(c *protocol.Tool) {
 		c.Icons = nil
 		if !r.since2025_06_18 {
 			c.Title, c.OutputSchema, c.Meta = "", nil, nil
@@ -131,23 +140,14 @@ func (r revision) tools(list []*protocol.Tool) []*protocol.Tool {
 		if !r.since2025_03_26 {
 			c.Annotations = nil
 		}
-		out[i] = c
-	}
-	return out
+	})
 }
 
 func (r revision) resources(list []*protocol.Resource) []*protocol.Resource {
 	if r.since2025_11_25 {
 		return list
 	}
-	out := make([]*protocol.Resource, len(list))
-	copies := make([]protocol.Resource, len(list))
-	for i, res := range list {
-		c := &copies[i]
-		*c = r.resource(res)
-		out[i] = c
-	}
-	return out
+	return copied(list, func(c *protocol.Resource) { *c = r.resource(c) })
 }
 
 // resource returns a copy of res shaped for the revision (before
@@ -166,38 +166,26 @@ func (r revision) templates(list []*protocol.ResourceTemplate) []*protocol.Resou
 	if r.since2025_11_25 {
 		return list
 	}
-	out := make([]*protocol.ResourceTemplate, len(list))
-	copies := make([]protocol.ResourceTemplate, len(list))
-	for i, t := range list {
-		c := &copies[i]
-		*c = *t
+	return copied(list, func(c *protocol.ResourceTemplate) {
 		c.Icons = nil
 		if !r.since2025_06_18 {
 			c.Title, c.Meta = "", nil
 			c.Annotations, _ = r.annotations(c.Annotations)
 		}
-		out[i] = c
-	}
-	return out
+	})
 }
 
 func (r revision) prompts(list []*protocol.Prompt) []*protocol.Prompt {
 	if r.since2025_11_25 {
 		return list
 	}
-	out := make([]*protocol.Prompt, len(list))
-	copies := make([]protocol.Prompt, len(list))
-	for i, p := range list {
-		c := &copies[i]
-		*c = *p
+	return copied(list, func(c *protocol.Prompt) {
 		c.Icons = nil
 		if !r.since2025_06_18 {
 			c.Title, c.Meta = "", nil
-			c.Arguments = r.promptArguments(p.Arguments)
+			c.Arguments = r.promptArguments(c.Arguments)
 		}
-		out[i] = c
-	}
-	return out
+	})
 }
 
 // promptArguments returns the arguments without titles, copied when any
@@ -210,14 +198,7 @@ func (r revision) promptArguments(args []*protocol.PromptArgument) []*protocol.P
 	if !titled {
 		return args
 	}
-	out := make([]*protocol.PromptArgument, len(args))
-	copies := make([]protocol.PromptArgument, len(args))
-	for i, a := range args {
-		copies[i] = *a
-		copies[i].Title = ""
-		out[i] = &copies[i]
-	}
-	return out
+	return copied(args, func(c *protocol.PromptArgument) { c.Title = "" })
 }
 
 // contents returns resource contents without _meta before 2025-06-18,

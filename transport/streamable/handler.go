@@ -55,9 +55,8 @@ type Handler struct {
 	h      transport.Handler
 	legacy transport.Legacy // nil when h serves the modern era only
 	opts   Options
-	origin httpguard.OriginPolicy
+	guard  httpguard.Guard
 	cors   *httpguard.CORS // nil without AllowedOrigins
-	hosts  httpguard.HostPolicy
 	logger *slog.Logger
 	bufs   sync.Pool
 
@@ -91,25 +90,17 @@ func NewHandler(h transport.Handler, opts *Options) *Handler {
 	if x.logger == nil {
 		x.logger = slog.New(slog.DiscardHandler)
 	}
-	x.origin = httpguard.NewOriginPolicy(x.opts.AllowedOrigins)
-	x.cors = httpguard.NewCORS(x.opts.AllowedOrigins, x.opts.CORSMaxAge)
-	x.hosts = httpguard.NewHostPolicy(x.opts.AllowedHosts)
+	x.guard = httpguard.NewGuard(x.opts.AllowedOrigins, x.opts.AllowedHosts, x.opts.CORSMaxAge)
 	x.bufs.New = func() any { return new(bytes.Buffer) }
 	return x
 }
 
 // ServeHTTP implements http.Handler.
 func (x *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	x.cors.Decorate(w.Header(), r) // before anything writes
-	if !x.hosts.Allowed(r) {
-		writeError(w, http.StatusForbidden, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Forbidden: Host not allowed", nil))
+	if refusal, handled := x.guard.Check(w, r); handled {
 		return
-	}
-	if x.cors.Preflight(w, r) {
-		return
-	}
-	if origin := r.Header.Get("Origin"); origin != "" && !x.origin.Allowed(origin) {
-		writeError(w, http.StatusForbidden, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Forbidden: Origin not allowed", nil))
+	} else if refusal != "" {
+		writeError(w, http.StatusForbidden, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, refusal, nil))
 		return
 	}
 	if x.legacy != nil {
