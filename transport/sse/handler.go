@@ -300,7 +300,11 @@ func (x *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		if msg != nil {
 			id = &msg.ID
 		}
-		writeError(w, http.StatusBadRequest, id, err.(*jsonrpc.Error))
+		var e *jsonrpc.Error
+		if !errors.As(err, &e) {
+			e = jsonrpc.NewError(protocol.CodeParseError, "parse error: "+err.Error(), nil)
+		}
+		writeError(w, http.StatusBadRequest, id, e)
 		return
 	}
 	line := body
