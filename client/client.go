@@ -43,6 +43,13 @@ type Options struct {
 	// ElicitationModes lists the elicitation modes declared ("form",
 	// "url"); nil means form only.
 	ElicitationModes []string
+	// OnElicitationComplete, when set, learns that the out-of-band
+	// interaction of a URL elicitation has completed: a legacy (2025-11-25)
+	// server's notifications/elicitation/complete, with the elicitationId
+	// its elicitation/create carried (ElicitParams.ElicitationID). The
+	// modern era has no such notification: the client's retry carries the
+	// outcome.
+	OnElicitationComplete func(elicitationID string)
 	// Extensions declares the extensions the client supports, by
 	// identifier (such as "io.modelcontextprotocol/ui"), each with its
 	// settings object (nil or empty for none), in the capabilities of

@@ -13,6 +13,7 @@ import (
 	"github.com/mcpkit/mcpkit/server"
 	"github.com/mcpkit/mcpkit/server/legacy"
 	"github.com/mcpkit/mcpkit/transport"
+	"github.com/mcpkit/mcpkit/transport/inmemory"
 	"github.com/mcpkit/mcpkit/transport/sse"
 	"github.com/mcpkit/mcpkit/transport/streamable"
 )
@@ -111,6 +112,92 @@ func TestExtensionsDeclared(t *testing.T) {
 			}
 			if string(seen["io.modelcontextprotocol/ui"]["mimeTypes"]) != `["text/html;profile=mcp-app"]` || seen["com.example/none"] == nil {
 				t.Errorf("extensions seen by the server: %v", seen)
+			}
+		})
+	}
+}
+
+// TestElicitationComplete: a 2025-11-25 server's URL elicitation carries
+// its elicitationId to the handler, and its completion notification
+// reaches OnElicitationComplete.
+func TestElicitationComplete(t *testing.T) {
+	srv := server.New(protocol.Implementation{Name: "s", Version: "1"}, nil)
+	t.Cleanup(func() { srv.Close() })
+	server.AddTool(srv, &protocol.Tool{Name: "signin"}, func(ctx context.Context, req *server.CallRequest, _ struct{}) (string, error) {
+		res, err := req.Elicit("signin", &protocol.ElicitParams{Mode: "url", Message: "Sign in", URL: "https://example.com/signin", ElicitationID: "e-1"})
+		if err != nil {
+			return "", err
+		}
+		if err := req.ElicitationComplete("e-1"); err != nil {
+			return "", err
+		}
+		return res.Action, nil
+	})
+	var asked []string
+	completed := make(chan string, 1)
+	c := client.New(clientInfo, &client.Options{
+		Era:              client.EraLegacy,
+		ElicitationModes: []string{"url"},
+		Elicitation: func(ctx context.Context, p *protocol.ElicitParams) (*protocol.ElicitResult, error) {
+			asked = append(asked, p.Mode+" "+p.URL+" "+p.ElicitationID)
+			return &protocol.ElicitResult{Action: protocol.ElicitAccept}, nil
+		},
+		OnElicitationComplete: func(id string) { completed <- id },
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := c.Connect(ctx, inmemory.New(srv, nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	res, err := s.CallTool(ctx, "signin", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Content[0].(*protocol.TextContent).Text; got != protocol.ElicitAccept {
+		t.Errorf("result %q", got)
+	}
+	if len(asked) != 1 || asked[0] != "url https://example.com/signin e-1" {
+		t.Errorf("the handler was asked %q", asked)
+	}
+	select {
+	case id := <-completed:
+		if id != "e-1" {
+			t.Errorf("completed %q", id)
+		}
+	case <-ctx.Done():
+		t.Fatal("no notifications/elicitation/complete")
+	}
+}
+
+// TestHeaderlessRevisions: sessions of revisions before 2025-06-18 send no
+// MCP-Protocol-Version header (it came in 2025-06-18); later ones do.
+func TestHeaderlessRevisions(t *testing.T) {
+	for _, tc := range []struct{ version, header string }{
+		{protocol.Version2024_11_05, ""},
+		{protocol.Version2025_03_26, ""},
+		{protocol.Version2025_06_18, protocol.Version2025_06_18},
+	} {
+		t.Run(tc.version, func(t *testing.T) {
+			srv := server.New(protocol.Implementation{Name: "s", Version: "1"}, &server.Options{Legacy: legacy.Options{ModernDisabled: true, Versions: []string{tc.version}}})
+			t.Cleanup(func() { srv.Close() })
+			server.AddTool(srv, &protocol.Tool{Name: "t"}, func(ctx context.Context, req *server.CallRequest, _ struct{}) (string, error) { return "", nil })
+			hs := serveHTTP(t, srv)
+			s, err := client.New(clientInfo, nil).ConnectURL(context.Background(), hs.ts.URL+"/mcp", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if s.ProtocolVersion() != tc.version {
+				t.Fatalf("negotiated %s", s.ProtocolVersion())
+			}
+			if _, err := s.ListTools(context.Background(), nil); err != nil {
+				t.Fatal(err)
+			}
+			posts := hs.rec.posts(protocol.MethodToolsList)
+			if len(posts) != 1 || posts[0].Header.Get(streamable.HeaderProtocolVersion) != tc.header {
+				t.Errorf("tools/list sent MCP-Protocol-Version %q, want %q", posts[0].Header.Get(streamable.HeaderProtocolVersion), tc.header)
 			}
 		})
 	}

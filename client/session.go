@@ -295,6 +295,13 @@ func (s *Session) notification(msg *jsonrpc.Message) {
 		s.log(msg.Params)
 		return
 	}
+	if msg.Method == protocol.NotificationElicitationComplete {
+		var p protocol.ElicitationCompleteParams
+		if f := s.c.opts.OnElicitationComplete; f != nil && jsonrpc.Unmarshal(orEmpty(msg.Params), &p) == nil && p.ElicitationID != "" {
+			f(p.ElicitationID)
+		}
+		return
+	}
 	if sub := s.subscriptionOf(msg); sub != nil {
 		s.invalidate(msg)
 		sub.deliver(msg)

@@ -100,7 +100,7 @@ func (c *Client) newRequest(ctx context.Context, method string, body []byte, ver
 	} else {
 		req.Header.Set("Accept", "text/event-stream")
 	}
-	if version != "" {
+	if version != "" && !headerless(version) {
 		req.Header.Set(HeaderProtocolVersion, version)
 	}
 	c.mu.Lock()
