@@ -18,11 +18,16 @@ const (
 	specHTTP      = "2026-07-28 basic/transports/streamable-http"
 	specLifecycle = "2025-11-25 basic/lifecycle"
 	specLegacyTr  = "2025-11-25 basic/transports#session-management"
+	specSSE       = "2024-11-05 basic/transports#http-with-sse"
 )
 
 // catalog lists every check by its stable ID.
 var catalog = map[string]entry{
 	"era.detect": {"server answers server/discover or initialize", specVersion},
+
+	"sse.endpoint":   {"the HTTP+SSE stream's first event names a message endpoint on its origin", specSSE},
+	"sse.initialize": {"initialize over HTTP+SSE answers with a handshake revision", specSSE},
+	"sse.lists":      {"the lists the capabilities promise answer over HTTP+SSE", specSSE},
 
 	"discover.answers":            {"server/discover answers with a result", specDiscover},
 	"discover.result-type":        {`server/discover result has resultType "complete"`, specDiscover},

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/protocol"
+	"github.com/mcpkit/mcpkit/transport/sse"
 	"github.com/mcpkit/mcpkit/transport/stdio"
 )
 
@@ -52,7 +53,7 @@ type Result struct {
 // Report is the outcome of checking one server.
 type Report struct {
 	Target  string   `json:"target"`
-	Era     string   `json:"era"` // "modern", "legacy", "dual-era", "unknown"
+	Era     string   `json:"era"` // "modern", "legacy", "dual-era", "legacy (HTTP+SSE)", "unknown"
 	Results []Result `json:"results"`
 	Pass    int      `json:"pass"`
 	Warn    int      `json:"warn"`
@@ -128,6 +129,9 @@ type checker struct {
 	legacyCaps     map[string]json.RawMessage // initialize's capabilities
 	session        string                     // the legacy HTTP session id
 	sessionVersion string                     // its negotiated version
+
+	sse    *sse.Client // an HTTP+SSE server's stream, until checkSSE
+	sseErr error       // why the HTTP+SSE probe found none
 
 	discoverReply *reply // the answer to the server/discover probe
 	initReply     *reply // the answer to the initialize probe
@@ -206,6 +210,10 @@ func (c *checker) close() {
 		}
 	}
 	c.std, c.stdLeg = nil, nil
+	if c.sse != nil {
+		_ = c.sse.Close()
+		c.sse = nil
+	}
 	if c.http != nil {
 		c.http.client.CloseIdleConnections()
 	}
@@ -215,6 +223,10 @@ func (c *checker) close() {
 func (c *checker) run(ctx context.Context) error {
 	if err := c.detect(ctx); err != nil {
 		return err
+	}
+	if c.era == eraSSE {
+		c.checkSSE(ctx)
+		return nil
 	}
 	c.checkDiscover(ctx)
 	c.checkMeta(ctx)

@@ -41,8 +41,14 @@ func (c *checker) detect(ctx context.Context) error {
 		c.era = eraModern
 	case c.legacy:
 		c.era = eraLegacy
+	case c.detectSSE(ctx):
+		c.era = eraSSE
 	}
-	f.Got = "server/discover: " + answerOf(dr, derr) + "; initialize: " + answerOf(ir, ierr) + " → " + c.era
+	f.Got = "server/discover: " + answerOf(dr, derr) + "; initialize: " + answerOf(ir, ierr) + c.sseNote() + " → " + c.era
+	if c.era == eraSSE {
+		f.Sent += "; GET (HTTP+SSE)"
+		f.Got = "server/discover: " + answerOf(dr, derr) + "; initialize: " + answerOf(ir, ierr) + "; GET: endpoint event → " + c.era
+	}
 	if c.era == eraUnknown {
 		f.fail("neither server/discover nor initialize got a result")
 	}
