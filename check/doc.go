@@ -3,7 +3,10 @@
 // out which eras it serves (revision 2026-07-28 with server/discover and
 // per-request _meta, the initialize handshake of 2025-11-25 and earlier, or
 // both), and runs a list of checks against the specification, each with a
-// stable ID such as "discover.result-type" or "http.origin-rejected".
+// stable ID such as "discover.result-type" or "http.origin-rejected". A URL
+// that is an endpoint of the deprecated HTTP+SSE transport (2024-11-05),
+// found as clients find it, gets that transport's checks ("sse.*") only;
+// other targets get every check but those.
 //
 // The checks never change server data: they send server/discover, the list
 // methods, resources/read of listed resources, completion/complete and,

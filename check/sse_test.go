@@ -2,6 +2,7 @@ package check
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/mcpkit/mcpkit/conformance/everything"
@@ -10,6 +11,18 @@ import (
 	"github.com/mcpkit/mcpkit/server/legacy"
 	"github.com/mcpkit/mcpkit/transport/sse"
 )
+
+// sseChecks counts the catalog's HTTP+SSE checks, which only an HTTP+SSE
+// endpoint gets (and it gets only them, after era.detect).
+var sseChecks = func() int {
+	n := 0
+	for id := range catalog {
+		if strings.HasPrefix(id, "sse.") {
+			n++
+		}
+	}
+	return n
+}()
 
 // TestSSE: an HTTP+SSE endpoint is found the way clients find it (a
 // refused initialize, then the GET) and gets the HTTP+SSE checks only; a
@@ -23,7 +36,7 @@ func TestSSE(t *testing.T) {
 	}
 	want := map[string]Status{"era.detect": Pass, "sse.endpoint": Pass, "sse.initialize": Pass, "sse.lists": Pass}
 	got := statuses(rep)
-	if len(got) != len(want) {
+	if len(got) != len(want) || len(want) != sseChecks+1 {
 		t.Errorf("checks %v, want %v", got, want)
 	}
 	for id, s := range want {
