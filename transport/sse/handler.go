@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/internal/httpguard"
+	"github.com/mcpkit/mcpkit/internal/jsonvalid"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
 	"github.com/mcpkit/mcpkit/transport"
@@ -294,8 +295,15 @@ func (x *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 	}
 	_ = rc.SetReadDeadline(time.Time{})
 	// Decoding checks the body (jsonvalid.Check) and its shape; the stream
-	// decodes the line again, so only a valid message reaches it.
-	if msg, err := jsonrpc.Decode(body); err != nil {
+	// decodes the line again, so only a valid message reaches it. A batch
+	// is checked as JSON here and taken, as on stdio, only by a session of
+	// revision 2025-03-26.
+	if jsonrpc.IsBatch(body) {
+		if err := jsonvalid.Check(body); err != nil {
+			writeError(w, http.StatusBadRequest, nil, jsonrpc.NewError(protocol.CodeParseError, "parse error: "+err.Error(), nil))
+			return
+		}
+	} else if msg, err := jsonrpc.Decode(body); err != nil {
 		var id *jsonrpc.ID
 		if msg != nil {
 			id = &msg.ID

@@ -105,7 +105,7 @@ func TestPostRefusals(t *testing.T) {
 		{"content type", s.endpoint, pingMsg, "text/plain", http.StatusUnsupportedMediaType, protocol.CodeInvalidRequest},
 		{"unknown session", hs.URL + "/sse?sessionId=00112233445566778899aabbccddeeff", pingMsg, "application/json", http.StatusNotFound, protocol.CodeInvalidRequest},
 		{"no session", hs.URL + u.Path, pingMsg, "application/json", http.StatusMethodNotAllowed, protocol.CodeInvalidRequest},
-		{"batch", s.endpoint, `[` + pingMsg + `]`, "application/json", http.StatusBadRequest, protocol.CodeInvalidRequest},
+		{"malformed batch", s.endpoint, `[` + pingMsg + `,`, "application/json", http.StatusBadRequest, protocol.CodeParseError},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req, _ := http.NewRequest(http.MethodPost, tc.url, strings.NewReader(tc.body))
@@ -331,4 +331,40 @@ func TestShutdown(t *testing.T) {
 	}
 	s.ended()
 	idle.ended()
+}
+
+// TestBatches: a 2025-03-26 session's batch is answered on the stream with
+// an array of its responses (that revision's clients may send batches and
+// its servers must take them); another revision's gets an error.
+func TestBatches(t *testing.T) {
+	checkLeaks(t)
+	srv, _ := testServer(t)
+	hs := serveHTTP(t, NewHandler(srv, nil))
+	for _, tc := range []struct {
+		version string
+		want    []string // in the answer, in any order
+	}{
+		{protocol.Version2025_03_26, []string{`[{"jsonrpc":"2.0","id":`, `{"jsonrpc":"2.0","id":2,"result":{}}`, `{"jsonrpc":"2.0","id":3,"result":{}}`}},
+		{protocol.Version2024_11_05, []string{`"code":-32600`}},
+	} {
+		t.Run(tc.version, func(t *testing.T) {
+			s := openStream(t, hs, "/sse")
+			defer s.close()
+			if st, b := s.post(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"` + tc.version + `","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`); st != http.StatusAccepted {
+				t.Fatalf("initialize: %d %s", st, b)
+			}
+			if m := s.message(); !strings.Contains(m, `"protocolVersion":"`+tc.version+`"`) {
+				t.Fatalf("initialize answered %s", m)
+			}
+			if st, b := s.post("[\n" + pingMsg + `,{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":3,"method":"ping"}]`); st != http.StatusAccepted {
+				t.Fatalf("batch: %d %s", st, b)
+			}
+			m := s.message()
+			for _, w := range tc.want {
+				if !strings.Contains(m, w) {
+					t.Errorf("batch answered %s, want %s in it", m, w)
+				}
+			}
+		})
+	}
 }

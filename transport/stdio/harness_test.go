@@ -79,7 +79,7 @@ func startConn(t testing.TB, h transport.Handler, opts *stdio.Options) *pipeConn
 }
 
 // checkLine fails the test unless line is exactly one JSON-RPC message
-// followed by a newline.
+// (or a batch of responses: an array of them) followed by a newline.
 func checkLine(t testing.TB, line []byte) {
 	t.Helper()
 	if !bytes.HasSuffix(line, []byte("\n")) {
@@ -89,6 +89,18 @@ func checkLine(t testing.TB, line []byte) {
 	body := line[:len(line)-1]
 	if bytes.ContainsAny(body, "\r\n") {
 		t.Errorf("output line with an embedded line break: %.200q", body)
+	}
+	if jsonrpc.IsBatch(body) {
+		var parts []json.RawMessage
+		if err := json.Unmarshal(body, &parts); err != nil || len(parts) == 0 {
+			t.Errorf("output line is not a batch of responses (%v): %.200q", err, body)
+		}
+		for _, p := range parts {
+			if m, err := jsonrpc.Decode(p); err != nil || !m.IsResponse() {
+				t.Errorf("batch member is not a JSON-RPC response (%v): %.200q", err, p)
+			}
+		}
+		return
 	}
 	if _, err := jsonrpc.Decode(body); err != nil {
 		t.Errorf("output line is not a JSON-RPC message (%v): %.200q", err, body)

@@ -155,3 +155,42 @@ func TestLegacyURLElicitation(t *testing.T) {
 		})
 	}
 }
+
+// TestBatches: a 2025-03-26 session's batch line gets one array line with
+// the responses of its requests, errors of invalid members included (that
+// revision's servers must take batches); a session of another revision
+// gets an error.
+func TestBatches(t *testing.T) {
+	c, _ := startRevision(t, protocol.Version2025_03_26, `{}`)
+	c.send(`[{"jsonrpc":"2.0","id":"a","method":"ping"},{"jsonrpc":"2.0","method":"notifications/roots/list_changed"},` +
+		`{"jsonrpc":"2.0","id":"b","method":"tools/list"},{"jsonrpc":"2.0","id":"c"},{"jsonrpc":"2.0","id":"d","method":"initialize","params":{}}]`)
+	line := string(c.recv(5 * time.Second))
+	var answers []struct {
+		ID     string          `json:"id"`
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Code int `json:"code"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(line), &answers); err != nil {
+		t.Fatalf("batch answered %s: %v", line, err)
+	}
+	got := map[string]string{}
+	for _, a := range answers {
+		switch {
+		case a.Error != nil:
+			got[a.ID] = "error"
+		case a.Result != nil:
+			got[a.ID] = "result"
+		}
+	}
+	if len(answers) != 4 || got["a"] != "result" || got["b"] != "result" || got["c"] != "error" || got["d"] != "error" {
+		t.Errorf("batch answered %s", line)
+	}
+
+	c2, _ := startRevision(t, protocol.Version2025_06_18, `{}`)
+	c2.send(`[{"jsonrpc":"2.0","id":"a","method":"ping"}]`)
+	if line := string(c2.recv(5 * time.Second)); !strings.Contains(line, `"code":-32600`) || strings.HasPrefix(line, "[") {
+		t.Errorf("a 2025-06-18 batch answered %s", line)
+	}
+}

@@ -95,6 +95,7 @@ type call struct {
 	msg    *jsonrpc.Message
 	sess   transport.Session // the request's legacy session, or nil
 	listen bool
+	batch  *batch // the batch the request came in, or nil
 	mu     sync.Mutex
 	done   bool // cancelled or answered: nothing more is written
 }
@@ -231,18 +232,29 @@ func (c *conn) line(ctx context.Context, line []byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if line[0] == '[' {
+		if sess := c.currentSession(); sess != nil && batches(sess.Version()) {
+			c.batch(ctx, line)
+			return nil
+		}
+	}
 	msg, err := jsonrpc.Decode(line)
-	c.dispatch(ctx, msg, err)
+	c.dispatch(ctx, msg, err, nil)
 	return nil
 }
 
-func (c *conn) dispatch(ctx context.Context, msg *jsonrpc.Message, err error) {
+// dispatch handles one message read; b is the batch it came in, or nil.
+func (c *conn) dispatch(ctx context.Context, msg *jsonrpc.Message, err error, b *batch) {
 	if err != nil {
 		var id jsonrpc.ID
 		if msg != nil {
 			id = msg.ID
 		}
-		c.write(jsonrpc.AppendError(nil, id, err.(*jsonrpc.Error)))
+		var e *jsonrpc.Error
+		if !errors.As(err, &e) {
+			e = jsonrpc.NewError(protocol.CodeParseError, "parse error: "+err.Error(), nil)
+		}
+		c.reply(b, jsonrpc.AppendError(nil, id, e))
 		return
 	}
 	// A message of the modern era belongs to no session.
@@ -252,11 +264,15 @@ func (c *conn) dispatch(ctx context.Context, msg *jsonrpc.Message, err error) {
 	}
 	switch {
 	case msg.IsRequest():
+		if b != nil && msg.Method == protocol.MethodInitialize {
+			c.reply(b, jsonrpc.AppendError(nil, msg.ID, jsonrpc.NewError(protocol.CodeInvalidRequest, "initialize must not be part of a batch", nil)))
+			return
+		}
 		if msg.Method == protocol.MethodInitialize && c.legacy != nil && c.currentSession() == nil && !transport.IsModern(msg) {
 			c.initialize(ctx, msg)
 			return
 		}
-		c.start(ctx, msg, sess)
+		c.start(ctx, msg, sess, b)
 	case msg.IsNotification() && msg.Method == protocol.NotificationCancelled:
 		// Requests of both eras are registered here as they are read, so
 		// a cancellation that follows its request at once finds it.
@@ -311,10 +327,11 @@ func (c *conn) initialize(ctx context.Context, msg *jsonrpc.Message) {
 	}
 }
 
-// start registers a request and serves it on a goroutine of its own.
-func (c *conn) start(ctx context.Context, msg *jsonrpc.Message, sess transport.Session) {
+// start registers a request and serves it on a goroutine of its own; b is
+// the batch it came in, or nil.
+func (c *conn) start(ctx context.Context, msg *jsonrpc.Message, sess transport.Session, b *batch) {
 	cctx, cancel := context.WithCancel(ctx)
-	cl := &call{c: c, ctx: cctx, cancel: cancel, msg: msg, sess: sess,
+	cl := &call{c: c, ctx: cctx, cancel: cancel, msg: msg, sess: sess, batch: b,
 		listen: sess == nil && msg.Method == protocol.MethodSubscriptionsListen}
 	c.mu.Lock()
 	if c.closing {
@@ -325,19 +342,22 @@ func (c *conn) start(ctx context.Context, msg *jsonrpc.Message, sess transport.S
 	if _, dup := c.inflight[msg.ID]; dup {
 		c.mu.Unlock()
 		cancel()
-		c.write(jsonrpc.AppendError(nil, msg.ID, jsonrpc.NewError(protocol.CodeInvalidRequest, "invalid request: id "+msg.ID.String()+" is already in use", nil)))
+		c.reply(b, jsonrpc.AppendError(nil, msg.ID, jsonrpc.NewError(protocol.CodeInvalidRequest, "invalid request: id "+msg.ID.String()+" is already in use", nil)))
 		return
 	}
 	if len(c.inflight) >= c.opts.MaxPending {
 		c.mu.Unlock()
 		cancel()
-		c.write(jsonrpc.AppendError(nil, msg.ID, jsonrpc.NewError(protocol.CodeInternalError,
+		c.reply(b, jsonrpc.AppendError(nil, msg.ID, jsonrpc.NewError(protocol.CodeInternalError,
 			"server busy: "+strconv.Itoa(c.opts.MaxPending)+" requests are waiting for an answer; try again later", nil)))
 		return
 	}
 	c.inflight[msg.ID] = cl
 	c.calls.Add(1)
 	c.mu.Unlock()
+	if b != nil {
+		b.pending.Add(1)
+	}
 	go c.serve(cl)
 }
 
@@ -368,9 +388,16 @@ func (c *conn) serve(cl *call) {
 	}
 	if cl.done || resp == nil {
 		cl.done = true
+		if cl.batch != nil {
+			cl.batch.finish(nil)
+		}
 		return
 	}
 	cl.done = true
+	if cl.batch != nil {
+		cl.batch.finish(resp.Append(nil))
+		return
+	}
 	bp := respBufs.Get().(*[]byte)
 	b := resp.Append((*bp)[:0])
 	c.write(b) // write copies b into the buffered writer
