@@ -2,7 +2,6 @@ package auth
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +10,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
 // Errors the flow returns, wrapped with context; test them with errors.Is.
@@ -71,6 +72,22 @@ type discovery struct {
 
 const maxMetadata = 1 << 20
 
+// readJSON decodes the JSON body r carries into v with mcpkit's one policy
+// for peer-sent JSON (jsonrpc.Unmarshal: exact member names, no repeated
+// member, valid UTF-8), refusing a body over maxMetadata bytes: metadata,
+// registrations and token responses come from servers the client was sent
+// to, which it does not trust.
+func readJSON(r io.Reader, v any) error {
+	b, err := io.ReadAll(io.LimitReader(r, maxMetadata+1))
+	if err != nil {
+		return err
+	}
+	if len(b) > maxMetadata {
+		return fmt.Errorf("the response exceeds %d bytes", maxMetadata)
+	}
+	return jsonrpc.Unmarshal(b, v)
+}
+
 // getJSON fetches url into v. A non-2xx answer is found == false without
 // an error; transport failures and undecodable documents are errors.
 func (t *Transport) getJSON(ctx context.Context, u, version string, v any) (found bool, err error) {
@@ -91,7 +108,7 @@ func (t *Transport) getJSON(ctx context.Context, u, version string, v any) (foun
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxMetadata))
 		return false, nil
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, maxMetadata)).Decode(v); err != nil {
+	if err := readJSON(resp.Body, v); err != nil {
 		return false, fmt.Errorf("auth: decoding %s: %w", u, err)
 	}
 	return true, nil

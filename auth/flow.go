@@ -8,7 +8,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -134,7 +133,7 @@ func (t *Transport) register(ctx context.Context, d *discovery) (*ClientInfo, er
 		AuthMethod   string `json:"token_endpoint_auth_method"`
 		Error        string `json:"error"`
 	}
-	derr := json.NewDecoder(io.LimitReader(resp.Body, maxMetadata)).Decode(&r)
+	derr := readJSON(resp.Body, &r)
 	if resp.StatusCode/100 != 2 {
 		return nil, fmt.Errorf("%w: client registration answered %d %s", ErrNoRegistration, resp.StatusCode, safeCode(r.Error))
 	}
@@ -301,7 +300,7 @@ func (t *Transport) tokenRequest(ctx context.Context, d *discovery, c *ClientInf
 			Scope        string          `json:"scope"`
 			Error        string          `json:"error"`
 		}
-		derr := json.NewDecoder(io.LimitReader(resp.Body, maxMetadata)).Decode(&r)
+		derr := readJSON(resp.Body, &r)
 		resp.Body.Close()
 		if t.dpop != nil && t.dpop.observe(req.URL, resp, r.Error) && resp.StatusCode/100 != 2 && try == 0 {
 			t.debug(ctx, "auth: token request answered use_dpop_nonce; retrying with the nonce")

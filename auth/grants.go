@@ -2,10 +2,8 @@ package auth
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -175,7 +173,7 @@ func IDJAGAssertion(cfg IDJAGConfig) AssertionFunc {
 			IssuedTokenType string `json:"issued_token_type"`
 			Error           string `json:"error"`
 		}
-		derr := json.NewDecoder(io.LimitReader(resp.Body, maxMetadata)).Decode(&out)
+		derr := readJSON(resp.Body, &out)
 		if resp.StatusCode/100 != 2 {
 			return "", fmt.Errorf("%w: the identity provider answered %d %s", ErrAssertion, resp.StatusCode, safeCode(out.Error))
 		}

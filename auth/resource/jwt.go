@@ -2,7 +2,6 @@ package resource
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +13,8 @@ import (
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
 // JWTVerifier validates JWT access tokens (RFC 9068) signed by one
@@ -305,8 +306,19 @@ func getJSON(ctx context.Context, hc *http.Client, u string, v any) error {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
 		return &statusError{u, resp.StatusCode}
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(v); err != nil {
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxDocument+1))
+	if err != nil {
+		return fmt.Errorf("GET %s: %w", u, err)
+	}
+	if len(b) > maxDocument {
+		return fmt.Errorf("GET %s: the document exceeds %d bytes", u, maxDocument)
+	}
+	// One policy for peer-sent JSON: exact names, no repeated member.
+	if err := jsonrpc.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("GET %s: %w", u, err)
 	}
 	return nil
 }
+
+// maxDocument bounds the metadata and key set documents fetched.
+const maxDocument = 1 << 20

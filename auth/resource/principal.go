@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mcpkit/mcpkit/internal/jsonvalid"
 )
 
 // Principal is the authenticated caller of a request, as the access token
@@ -93,6 +95,11 @@ func invalidProof(format string, args ...any) error {
 type claimSet map[string]any
 
 func decodeClaims(b []byte) (claimSet, error) {
+	// A repeated claim is refused, not resolved: two "aud" or "sub"
+	// members are read differently by different parsers.
+	if err := jsonvalid.Check(b); err != nil {
+		return nil, err
+	}
 	d := json.NewDecoder(strings.NewReader(string(b)))
 	d.UseNumber()
 	var m map[string]any

@@ -1,0 +1,33 @@
+package auth
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+)
+
+// TestReadJSON: what servers send the client (metadata, registrations,
+// token responses) is read with the one JSON policy and within a bound.
+func TestReadJSON(t *testing.T) {
+	type token struct {
+		AccessToken string `json:"access_token"`
+	}
+	var tok token
+	err := readJSON(strings.NewReader(`{"access_token":"a","access_token":"b"}`), &tok)
+	var se *jsonrpc.SyntaxError
+	if !errors.As(err, &se) || !se.Duplicate || tok.AccessToken != "" {
+		t.Errorf("a repeated access_token: err %v, token %q", err, tok.AccessToken)
+	}
+	if err := readJSON(strings.NewReader(`{"Access_Token":"a"}`), &tok); err != nil || tok.AccessToken != "" {
+		t.Errorf("a member of another case filled the field: err %v, token %q", err, tok.AccessToken)
+	}
+	big := `{"access_token":"` + strings.Repeat("x", maxMetadata) + `"}`
+	if err := readJSON(strings.NewReader(big), &tok); err == nil || !strings.Contains(err.Error(), "exceeds") {
+		t.Errorf("a response over the bound: err %v", err)
+	}
+	if err := readJSON(strings.NewReader(`{"access_token":"ok"}`), &tok); err != nil || tok.AccessToken != "ok" {
+		t.Errorf("a plain response: err %v, token %q", err, tok.AccessToken)
+	}
+}
