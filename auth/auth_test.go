@@ -419,3 +419,28 @@ func TestNoSecretsInErrors(t *testing.T) {
 	}
 	noSecretsInGrants(t)
 }
+
+// TestAuthorizationServerChoice: of the authorization servers protected
+// resource metadata lists, the first served over HTTPS (or plain HTTP on
+// loopback) with usable metadata is used; one whose endpoints are plain
+// HTTP elsewhere is refused, so no code or token crosses the network in
+// clear text.
+func TestAuthorizationServerChoice(t *testing.T) {
+	as := newFakeAS(t, func(a *fakeAS) { a.authMethods = []string{"none"} })
+	gone := newFakeAS(t, func(a *fakeAS) { a.noMetadata = true; a.prefix = "/gone" })
+	rs := newFakeRS(t, func() *fakeAS { return as }, func(s *fakeRS) {
+		s.before = []string{"http://as.example", gone.url()}
+	})
+	if resp, err := do(t, newTransport(Options{}), rs); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("with a usable third server: %v %v", resp, err)
+	}
+	if len(as.tokenReqs) != 1 || len(gone.tokenReqs) != 0 {
+		t.Errorf("token requests: %d to the usable server, %d to the one without metadata", len(as.tokenReqs), len(gone.tokenReqs))
+	}
+
+	insecure := newFakeAS(t, func(a *fakeAS) { a.tokenURL = "http://as.example/token" })
+	plain := newFakeRS(t, func() *fakeAS { return insecure }, nil)
+	if _, err := do(t, newTransport(Options{}), plain); !errors.Is(err, ErrInsecureEndpoint) || len(insecure.authQs) != 0 {
+		t.Errorf("a plain-HTTP token endpoint: err %v, %d authorizations", err, len(insecure.authQs))
+	}
+}

@@ -27,6 +27,10 @@ var (
 	ErrNoMetadata = errors.New("auth: no usable metadata")
 	// ErrNoPKCE: the authorization server does not advertise PKCE with S256.
 	ErrNoPKCE = errors.New("auth: authorization server does not support PKCE S256")
+	// ErrInsecureEndpoint: an authorization server, or one of its
+	// endpoints, is not served over HTTPS (plain HTTP is taken on loopback
+	// addresses only, for development).
+	ErrInsecureEndpoint = errors.New("auth: authorization server endpoint is not HTTPS")
 	// ErrNoRegistration: no way to obtain a client identity at the
 	// authorization server.
 	ErrNoRegistration = errors.New("auth: no client registration method available")
@@ -223,14 +227,32 @@ func (t *Transport) discover(ctx context.Context, server *url.URL, fromChallenge
 		if len(d.prm.AuthorizationServers) == 0 {
 			return nil, fmt.Errorf("%w: protected resource metadata names no authorization server", ErrNoMetadata)
 		}
-		as, err := t.serverMetadata(ctx, d.prm.AuthorizationServers[0], version)
-		if err != nil {
-			return nil, err
+		// The first authorization server listed that is served over HTTPS
+		// and publishes usable metadata; a few at most.
+		var lastErr error
+		for _, issuer := range d.prm.AuthorizationServers[:min(len(d.prm.AuthorizationServers), maxAuthorizationServers)] {
+			if !secureURL(issuer) {
+				lastErr = fmt.Errorf("%w: %s", ErrInsecureEndpoint, issuer)
+				continue
+			}
+			as, err := t.serverMetadata(ctx, issuer, version)
+			switch {
+			case err != nil && ctx.Err() != nil:
+				return nil, err
+			case err != nil:
+				lastErr = err
+			case as == nil:
+				lastErr = fmt.Errorf("%w: no metadata for authorization server %s", ErrNoMetadata, issuer)
+			default:
+				d.as, d.issuer = as, as.Issuer
+			}
+			if d.as != nil {
+				break
+			}
 		}
-		if as == nil {
-			return nil, fmt.Errorf("%w: no metadata for authorization server %s", ErrNoMetadata, d.prm.AuthorizationServers[0])
+		if d.as == nil {
+			return nil, lastErr
 		}
-		d.as, d.issuer = as, as.Issuer
 	} else {
 		// 2025-03-26: without protected resource metadata, the server's
 		// origin is the authorization server, with default endpoints when
@@ -251,7 +273,33 @@ func (t *Transport) discover(ctx context.Context, server *url.URL, fromChallenge
 	if d.as.AuthorizationEndpoint == "" || d.as.TokenEndpoint == "" {
 		return nil, fmt.Errorf("%w: authorization server metadata lacks its endpoints", ErrNoMetadata)
 	}
+	for _, e := range []string{d.issuer, d.as.AuthorizationEndpoint, d.as.TokenEndpoint, d.as.RegistrationEndpoint} {
+		if e != "" && !secureURL(e) {
+			return nil, fmt.Errorf("%w: %s", ErrInsecureEndpoint, e)
+		}
+	}
 	return d, nil
+}
+
+// maxAuthorizationServers bounds the authorization servers of protected
+// resource metadata the client tries.
+const maxAuthorizationServers = 4
+
+// secureURL reports whether raw is an https URL, or an http one on a
+// loopback address: where tokens and codes may travel (2025-11-25,
+// Authorization, Communication Security).
+func secureURL(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "https":
+		return true
+	case "http":
+		return isLoopback(u)
+	}
+	return false
 }
 
 // serverMetadata fetches and validates the metadata of issuer; nil, nil

@@ -32,6 +32,7 @@ type fakeAS struct {
 	expiresIn    int
 	refresh      bool
 	clientID     string // returned by registration; "" means "dyn-client"
+	tokenURL     string // overrides the metadata token_endpoint
 	secret       string // returned by registration
 
 	mu        sync.Mutex
@@ -71,6 +72,9 @@ func (a *fakeAS) metadata() map[string]any {
 		"authorization_endpoint":   a.url() + "/authorize",
 		"token_endpoint":           a.url() + "/token",
 		"response_types_supported": []string{"code"},
+	}
+	if a.tokenURL != "" {
+		m["token_endpoint"] = a.tokenURL
 	}
 	if !a.noPKCE {
 		m["code_challenge_methods_supported"] = []string{"S256"}
@@ -196,6 +200,7 @@ type fakeRS struct {
 	challenge   string   // scope in the 401 challenge
 	need        []string // scopes a request needs, else 403 insufficient_scope
 	stepScope   string   // scope named in the 403 challenge
+	before      []string // authorization servers listed before the AS
 
 	mu    sync.Mutex
 	paths []string
@@ -231,7 +236,7 @@ func (s *fakeRS) serve(w http.ResponseWriter, r *http.Request) {
 		if s.resource != "" {
 			res = s.resource
 		}
-		m := map[string]any{"resource": res, "authorization_servers": []string{s.as().url()}}
+		m := map[string]any{"resource": res, "authorization_servers": append(append([]string(nil), s.before...), s.as().url())}
 		if s.scopes != nil {
 			m["scopes_supported"] = s.scopes
 		}
