@@ -15,8 +15,10 @@
 //     challenge's URL, or else from the well-known URIs (path-based first,
 //     then the root), and checks that its resource is the server;
 //   - it fetches the authorization server metadata (RFC 8414, then OpenID
-//     Connect Discovery, in the order the specification gives) and checks
-//     the issuer; servers without protected resource metadata are handled
+//     Connect Discovery, in the order the specification gives) of the first
+//     listed authorization server that has it (up to four tried) and checks
+//     the issuer; the issuer and its endpoints must be HTTPS (plain HTTP
+//     on loopback only); servers without protected resource metadata are handled
 //     as the 2025-03-26 revision says (the server's origin is the
 //     authorization server, with default endpoints when it publishes no
 //     metadata);
