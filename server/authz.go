@@ -100,6 +100,22 @@ func (r *Request) permits(need []string) bool {
 	return true
 }
 
+// ResourceAccess refuses, with the insufficient-scope error, a caller (the
+// scopes on ctx) who may not read uri: the resource, or the template it
+// matches, needs scopes the caller lacks. A URI the server does not know
+// is not refused (it may appear later). It implements legacy.Core, which
+// checks resources/subscribe with it; subscriptions/listen leaves such
+// URIs out of its acknowledgment.
+func (s *Server) ResourceAccess(ctx context.Context, uri string) error {
+	_, _, need, found := s.findResource(uri)
+	if !found {
+		return nil
+	}
+	granted, authz := grantedScopes(ctx)
+	r := &Request{granted: granted, authz: authz}
+	return r.authorize(need)
+}
+
 // authorize returns the refusal of a feature that needs scopes the caller
 // lacks, or nil.
 func (r *Request) authorize(need []string) error {

@@ -49,6 +49,17 @@ func (s *Server) newListen(r *Request) (*listenStream, error) {
 		return nil, protocol.Mark(protocol.InternalError(fmt.Sprintf("server busy: %d subscriptions/listen streams are open, its limit; try again later", max)), protocol.ErrUnavailable)
 	}
 	l := &listenStream{s: s, r: r, sub: r.ID, ack: s.acknowledge(p.Notifications)}
+	// Resources the caller may not read are not watched: the
+	// acknowledgment leaves them out.
+	if subs := l.ack.ResourceSubscriptions; len(subs) > 0 && r.authz {
+		kept := subs[:0:0]
+		for _, u := range subs {
+			if _, _, need, found := s.findResource(u); !found || r.permits(need) {
+				kept = append(kept, u)
+			}
+		}
+		l.ack.ResourceSubscriptions = kept
+	}
 	if len(l.ack.ResourceSubscriptions) > 0 {
 		l.watched = make(map[string]bool, len(l.ack.ResourceSubscriptions))
 		for _, u := range l.ack.ResourceSubscriptions {

@@ -205,3 +205,30 @@ func TestListenLimits(t *testing.T) {
 		}
 	})
 }
+
+// TestListenLeavesOutResourcesTheCallerMayNotRead: a caller without the
+// scopes a resource (or its template) needs is not acknowledged, nor sent,
+// its updates; a caller with them is.
+func TestListenLeavesOutResourcesTheCallerMayNotRead(t *testing.T) {
+	s := scopedServer(t)
+	ctx, cancel := context.WithCancel(withScopes("files:other"))
+	defer cancel()
+	n, _ := startListen(t, ctx, s, `{"resourceSubscriptions":["test://secret","priv://7","test://unknown"]}`)
+	if ack := next(t, n); !strings.Contains(ack, `"resourceSubscriptions":["test://unknown"]`) {
+		t.Fatalf("ack = %s", ack)
+	}
+	s.NotifyResourceUpdated("test://secret")
+	s.NotifyResourceUpdated("priv://7")
+	quiet(t, n)
+
+	ctx2, cancel2 := context.WithCancel(withScopes("files:read"))
+	defer cancel2()
+	n2, _ := startListen(t, ctx2, s, `{"resourceSubscriptions":["test://secret","priv://7"]}`)
+	if ack := next(t, n2); !strings.Contains(ack, `"resourceSubscriptions":["test://secret","priv://7"]`) {
+		t.Fatalf("ack with the scope = %s", ack)
+	}
+	s.NotifyResourceUpdated("test://secret")
+	if got := next(t, n2); !strings.Contains(got, `"uri":"test://secret"`) {
+		t.Fatalf("update = %s", got)
+	}
+}

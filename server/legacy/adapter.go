@@ -31,6 +31,10 @@ type Core interface {
 	ParamHeaders(tool string) []transport.HeaderParam
 	// Feed is the change feed sessions' notifications come from.
 	Feed() feed.Feed
+	// ResourceAccess refuses, with the insufficient-scope error, a
+	// subscription to uri by a caller (the principal and scopes on ctx)
+	// who may not read it; nil otherwise.
+	ResourceAccess(ctx context.Context, uri string) error
 }
 
 // Options configure an Adapter. The zero value serves every legacy revision.

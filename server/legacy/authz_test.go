@@ -131,3 +131,31 @@ func TestLegacyScopesEnforcedThroughTheCore(t *testing.T) {
 		t.Errorf("granted: %s", wire(r))
 	}
 }
+
+// TestLegacySubscribeNeedsTheResourceScopes: resources/subscribe to a
+// resource the caller may not read is refused with insufficient scope.
+func TestLegacySubscribeNeedsTheResourceScopes(t *testing.T) {
+	core := server.New(tinyInfo, nil)
+	defer core.Close()
+	core.AddResource(&protocol.Resource{URI: "test://secret", Name: "secret"}, server.TextResource("text/plain", "s"), server.RequireScopes("files:read"))
+	a := legacy.New(core, &legacy.Options{Principal: server.PrincipalFrom})
+	defer a.Close()
+	ctx := as("alice", "other")
+	ts, resp := a.Initialize(ctx, req(t, "0", "initialize", initParams("2025-11-25", `{}`)))
+	if resp.Error != nil {
+		t.Fatal(wire(resp))
+	}
+	s := ts.(*legacy.Session)
+	s.HandleNotification(ctx, note(t, "notifications/initialized", ""))
+	err := serveErr(ctx, a, s, req(t, "1", "resources/subscribe", `{"uri":"test://secret"}`))
+	var ise *protocol.InsufficientScopeError
+	if !errors.As(err, &ise) || len(ise.Scopes) != 1 || ise.Scopes[0] != "files:read" {
+		t.Fatalf("resources/subscribe without the scope: %v", err)
+	}
+	if err := serveErr(as("alice", "files:read"), a, s, req(t, "2", "resources/subscribe", `{"uri":"test://secret"}`)); err != nil {
+		t.Errorf("with the scope: %v", err)
+	}
+	if err := serveErr(ctx, a, s, req(t, "3", "resources/subscribe", `{"uri":"test://unknown"}`)); err != nil {
+		t.Errorf("an unknown URI: %v", err)
+	}
+}

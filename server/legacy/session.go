@@ -307,6 +307,11 @@ func (s *Session) handle(ctx context.Context, req *transport.Request) (protocol.
 		if err := jsonrpc.Unmarshal(orEmpty(msg.Params), &p); err != nil || p.URI == "" {
 			return nil, protocol.InvalidParams(msg.Method + " needs a uri")
 		}
+		if msg.Method == protocol.MethodResourcesSubscribe {
+			if err := s.a.core.ResourceAccess(ctx, p.URI); err != nil {
+				return nil, err
+			}
+		}
 		s.mu.Lock()
 		if msg.Method == protocol.MethodResourcesSubscribe {
 			s.subs[p.URI] = true
