@@ -2,6 +2,7 @@ package resource
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -38,8 +40,24 @@ type IntrospectionVerifier struct {
 	HTTPClient *http.Client
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// CacheTTL, when positive, keeps an active token's answer for that
+	// long (never past the token's exp), so that a client's requests do
+	// not each cost a round trip to the authorization server; a token
+	// revoked meanwhile is taken until then. 0 asks every time.
+	CacheTTL time.Duration
+	// CacheSize bounds the answers kept; 0 means 10,000. When full, the
+	// expired ones go, else the one closest to its end.
+	CacheSize int
 
-	dpop DPoPChecker
+	dpop  DPoPChecker
+	mu    sync.Mutex
+	cache map[[sha256.Size]byte]cached // by the token's SHA-256
+}
+
+// cached is a kept introspection answer.
+type cached struct {
+	p     *Principal
+	until time.Time
 }
 
 // Verify implements Verifier.
@@ -47,6 +65,91 @@ func (v *IntrospectionVerifier) Verify(ctx context.Context, token string, req *h
 	if v.Endpoint == "" || v.Resource == "" {
 		return nil, errors.New("resource: IntrospectionVerifier needs Endpoint and Resource")
 	}
+	now := time.Now()
+	if v.Now != nil {
+		now = v.Now()
+	}
+	key := sha256.Sum256([]byte(token))
+	p, ok := v.lookup(key, now)
+	if !ok {
+		var err error
+		if p, err = v.introspect(ctx, token, now); err != nil {
+			return nil, err
+		}
+		v.keep(key, p, now)
+	}
+	d := v.DPoP
+	if d == nil {
+		d = &v.dpop
+	}
+	// The proof is a request's own: checked every time, the answer kept
+	// or not.
+	if err := checkBinding(d, p, token, v.Resource, req); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// lookup returns a copy of the kept answer for the token, if it is still
+// good at now.
+func (v *IntrospectionVerifier) lookup(key [sha256.Size]byte, now time.Time) (*Principal, bool) {
+	if v.CacheTTL <= 0 {
+		return nil, false
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	c, ok := v.cache[key]
+	if !ok || !now.Before(c.until) {
+		return nil, false
+	}
+	p := *c.p
+	return &p, true
+}
+
+// keep remembers an active token's answer for CacheTTL, never past its
+// expiry, within CacheSize.
+func (v *IntrospectionVerifier) keep(key [sha256.Size]byte, p *Principal, now time.Time) {
+	if v.CacheTTL <= 0 {
+		return
+	}
+	until := now.Add(v.CacheTTL)
+	if !p.Expiry.IsZero() && p.Expiry.Before(until) {
+		until = p.Expiry
+	}
+	if !now.Before(until) {
+		return
+	}
+	size := v.CacheSize
+	if size <= 0 {
+		size = 10000
+	}
+	kept := *p
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.cache == nil {
+		v.cache = map[[sha256.Size]byte]cached{}
+	}
+	if _, ok := v.cache[key]; !ok && len(v.cache) >= size {
+		var soonest [sha256.Size]byte
+		var soonestAt time.Time
+		for k, c := range v.cache {
+			if !now.Before(c.until) {
+				delete(v.cache, k)
+				continue
+			}
+			if soonestAt.IsZero() || c.until.Before(soonestAt) {
+				soonest, soonestAt = k, c.until
+			}
+		}
+		if len(v.cache) >= size {
+			delete(v.cache, soonest)
+		}
+	}
+	v.cache[key] = cached{p: &kept, until: until}
+}
+
+// introspect asks the endpoint about the token and checks the answer.
+func (v *IntrospectionVerifier) introspect(ctx context.Context, token string, now time.Time) (*Principal, error) {
 	form := url.Values{"token": {token}, "token_type_hint": {"access_token"}}
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, v.Endpoint, strings.NewReader(form.Encode()))
 	if err != nil {
@@ -94,21 +197,9 @@ func (v *IntrospectionVerifier) Verify(ctx context.Context, token string, req *h
 	if leeway == 0 {
 		leeway = 30 * time.Second
 	}
-	now := time.Now()
-	if v.Now != nil {
-		now = v.Now()
-	}
 	exp, err := c.checkTimes(now, leeway, false)
 	if err != nil {
 		return nil, err
 	}
-	p := c.principal(exp)
-	d := v.DPoP
-	if d == nil {
-		d = &v.dpop
-	}
-	if err := checkBinding(d, p, token, v.Resource, req); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return c.principal(exp), nil
 }
