@@ -162,6 +162,7 @@ const (
 	TransportStdio          = "stdio"
 	TransportStreamableHTTP = "streamable-http"
 	TransportSSE            = "http+sse" // the 2024-11-05 HTTP+SSE transport
+	TransportInMemory       = "in-memory"
 )
 
 // ConnectOptions adjust one Connect.
@@ -171,7 +172,7 @@ type ConnectOptions struct {
 	Key string
 	// Transport names the transport for Session.Transport and for what is
 	// remembered under Key (one of the Transport constants, or a name of
-	// the caller's).
+	// the caller's); "" names mcpkit's own transports by their type.
 	Transport string
 	// Era, when set, pins the era of this connection over Options.Era
 	// (a transport that has one era only, such as HTTP+SSE).
@@ -187,6 +188,9 @@ func (c *Client) Connect(ctx context.Context, conn transport.ClientConn, opts *C
 	}
 	s := newSession(c, conn, o.Key)
 	s.transport = o.Transport
+	if s.transport == "" {
+		s.transport = transportOf(conn)
+	}
 	pinned := o.Era
 	if pinned == EraAuto {
 		pinned = c.opts.Era

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mcpkit/mcpkit/transport"
+	"github.com/mcpkit/mcpkit/transport/inmemory"
 	"github.com/mcpkit/mcpkit/transport/sse"
 	"github.com/mcpkit/mcpkit/transport/stdio"
 	"github.com/mcpkit/mcpkit/transport/streamable"
@@ -91,6 +92,21 @@ func (c *Client) ConnectCommand(ctx context.Context, name string, args []string,
 		return nil, err
 	}
 	return s, nil
+}
+
+// transportOf names the transport of one of mcpkit's connections, or "".
+func transportOf(conn transport.ClientConn) string {
+	switch conn.(type) {
+	case *stdio.Command, *stdio.Conn:
+		return TransportStdio
+	case *streamable.Client:
+		return TransportStreamableHTTP
+	case *sse.Client:
+		return TransportSSE
+	case *inmemory.Conn:
+		return TransportInMemory
+	}
+	return ""
 }
 
 // Process returns the server process of a session made by ConnectCommand,

@@ -70,6 +70,9 @@ func TestEras(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer sess.Close()
+			if sess.Transport() != client.TransportInMemory {
+				t.Errorf("transport %q", sess.Transport())
+			}
 			if sess.Era() != tt.era || sess.ProtocolVersion() != tt.version {
 				t.Errorf("era %v %s, want %v %s", sess.Era(), sess.ProtocolVersion(), tt.era, tt.version)
 			}
