@@ -71,52 +71,73 @@ func TestConformanceTypeScriptSSEClient(t *testing.T) {
 	}
 }
 
-// TestConformanceTypeScriptSSEServer: mcpkit's client, given only the URL
-// of a TypeScript SDK server that speaks the HTTP+SSE transport alone,
-// walks the fallback chain to it (a modern request, initialize, then the
-// GET) and lists and calls its tools.
-func TestConformanceTypeScriptSSEServer(t *testing.T) {
-	bin := suiteBin(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.Command(filepath.Join(bin, "node"), filepath.Join("sdk", "sse-server.mjs"))
+// startNodeServer runs one of the TypeScript SDK servers in sdk/ on a
+// loopback port, in a process group stopped when the test ends, and returns
+// its port.
+func startNodeServer(t *testing.T, bin, script string) string {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(bin, "node"), filepath.Join("sdk", script))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
+	stderr := &strings.Builder{}
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // the group this test started
 		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("%s stderr:\n%s", script, stderr.String())
+		}
 	})
 	var ready struct {
 		Port int `json:"port"`
 	}
 	if err := json.NewDecoder(stdout).Decode(&ready); err != nil || ready.Port == 0 {
-		t.Fatalf("the TypeScript server did not start: %v\n%s", err, stderr.String())
+		t.Fatalf("%s did not start: %v", script, err)
 	}
+	return strconv.Itoa(ready.Port)
+}
 
-	c := client.New(protocol.Implementation{Name: "mcpkit-sdk-test", Version: "1.0.0"}, nil)
-	s, err := c.ConnectURL(ctx, "http://127.0.0.1:"+strconv.Itoa(ready.Port)+"/sse", nil)
-	if err != nil {
-		t.Fatalf("connecting: %v\n%s", err, stderr.String())
-	}
-	defer s.Close()
-	if s.Era() != client.EraLegacy || s.Transport() != client.TransportSSE || s.ServerInfo().Name != "ts-sse-server" {
-		t.Errorf("connected %v over %s to %q at %s", s.Era(), s.Transport(), s.ServerInfo().Name, s.ProtocolVersion())
-	}
-	t.Logf("connected over %s at %s", s.Transport(), s.ProtocolVersion())
-	tools, err := s.ListTools(ctx, nil)
-	if err != nil || len(tools.Tools) != 1 || tools.Tools[0].Name != "echo" {
-		t.Fatalf("tools/list: %+v %v", tools, err)
-	}
-	res, err := s.CallTool(ctx, "echo", map[string]any{"text": "over http+sse"}, nil)
-	if err != nil || res.IsError || len(res.Content) != 1 || res.Content[0].(*protocol.TextContent).Text != "over http+sse" {
-		t.Fatalf("echo: %+v %v", res, err)
+// TestConformanceTypeScriptServers: mcpkit's client, given only a URL,
+// reaches servers of the TypeScript SDK — one in Streamable HTTP sessions
+// mode (a modern request refused, then initialize), one that speaks the
+// HTTP+SSE transport alone (initialize refused too, then the GET) — and
+// lists and calls their tools.
+func TestConformanceTypeScriptServers(t *testing.T) {
+	bin := suiteBin(t)
+	for _, tc := range []struct {
+		script, path, name, transport string
+	}{
+		{"streamable-server.mjs", "/mcp", "ts-streamable-server", client.TransportStreamableHTTP},
+		{"sse-server.mjs", "/sse", "ts-sse-server", client.TransportSSE},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			port := startNodeServer(t, bin, tc.script)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			c := client.New(protocol.Implementation{Name: "mcpkit-sdk-test", Version: "1.0.0"}, nil)
+			s, err := c.ConnectURL(ctx, "http://127.0.0.1:"+port+tc.path, nil)
+			if err != nil {
+				t.Fatalf("connecting: %v", err)
+			}
+			defer s.Close()
+			t.Logf("connected over %s at %s", s.Transport(), s.ProtocolVersion())
+			if s.Era() != client.EraLegacy || s.Transport() != tc.transport || s.ServerInfo().Name != tc.name {
+				t.Errorf("connected %v over %s to %q", s.Era(), s.Transport(), s.ServerInfo().Name)
+			}
+			tools, err := s.ListTools(ctx, nil)
+			if err != nil || len(tools.Tools) != 1 || tools.Tools[0].Name != "echo" {
+				t.Fatalf("tools/list: %+v %v", tools, err)
+			}
+			res, err := s.CallTool(ctx, "echo", map[string]any{"text": "hello " + tc.transport}, nil)
+			if err != nil || res.IsError || len(res.Content) != 1 || res.Content[0].(*protocol.TextContent).Text != "hello "+tc.transport {
+				t.Fatalf("echo: %+v %v", res, err)
+			}
+		})
 	}
 }
