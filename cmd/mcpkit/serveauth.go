@@ -23,6 +23,7 @@ import (
 // OAuth protection of the endpoint (resource server) and TLS.
 type serveSecurity struct {
 	issuer, introspectURL, clientID, clientSecret string
+	introspectCache                               time.Duration
 	scopes                                        listFlag
 	writeScope                                    string
 	publicURL                                     string
@@ -41,6 +42,7 @@ func (s *serveSecurity) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.introspectURL, "auth-introspection-url", "", "check tokens at the introspection endpoint `URL` (RFC 7662) instead of as JWTs against the issuer's keys")
 	fs.StringVar(&s.clientID, "auth-client-id", "", "client `ID` of this server at the introspection endpoint")
 	fs.StringVar(&s.clientSecret, "auth-client-secret", "", "client `SECRET` at the introspection endpoint (or set "+introspectSecretEnv+")")
+	fs.DurationVar(&s.introspectCache, "auth-introspection-cache", 0, "keep an active token's introspection answer for `DURATION` (never past its expiry; a token revoked meanwhile is taken until then); 0 asks on every request")
 	fs.Var(&s.scopes, "auth-scope", "require the scope `S` of every request (repeatable)")
 	fs.StringVar(&s.writeScope, "auth-write-scope", defaultWriteScope, "with --auth-issuer and --allow-writes, the scope `S` the execute tool also needs")
 	fs.StringVar(&s.publicURL, "public-url", "", "the endpoint's canonical `URL` as clients reach it, e.g. https://db.example.com/mcp behind a TLS-terminating proxy (the tokens' audience)")
@@ -58,7 +60,7 @@ func (s *serveSecurity) check(addr string, useStdio bool, set map[string]bool) e
 		s.clientSecret = os.Getenv(introspectSecretEnv)
 	}
 	if useStdio {
-		for _, name := range []string{"auth-issuer", "auth-introspection-url", "auth-client-id", "auth-client-secret", "auth-scope", "auth-write-scope", "public-url", "insecure-no-auth", "tls-cert", "tls-key"} {
+		for _, name := range []string{"auth-issuer", "auth-introspection-url", "auth-introspection-cache", "auth-client-id", "auth-client-secret", "auth-scope", "auth-write-scope", "public-url", "insecure-no-auth", "tls-cert", "tls-key"} {
 			if set[name] {
 				return fmt.Errorf("--%s is for HTTP; --stdio serves the process that started it", name)
 			}
@@ -66,7 +68,7 @@ func (s *serveSecurity) check(addr string, useStdio bool, set map[string]bool) e
 		return nil
 	}
 	if !s.authOn() {
-		for _, name := range []string{"auth-introspection-url", "auth-client-id", "auth-client-secret", "auth-scope", "auth-write-scope"} {
+		for _, name := range []string{"auth-introspection-url", "auth-introspection-cache", "auth-client-id", "auth-client-secret", "auth-scope", "auth-write-scope"} {
 			if set[name] {
 				return fmt.Errorf("--%s needs --auth-issuer", name)
 			}
@@ -82,8 +84,11 @@ func (s *serveSecurity) check(addr string, useStdio bool, set map[string]bool) e
 			if s.clientID == "" || s.clientSecret == "" {
 				return fmt.Errorf("--auth-introspection-url needs --auth-client-id and --auth-client-secret (or %s)", introspectSecretEnv)
 			}
-		} else if set["auth-client-id"] || set["auth-client-secret"] {
-			return errors.New("--auth-client-id and --auth-client-secret are for --auth-introspection-url")
+		} else if set["auth-client-id"] || set["auth-client-secret"] || set["auth-introspection-cache"] {
+			return errors.New("--auth-client-id, --auth-client-secret and --auth-introspection-cache are for --auth-introspection-url")
+		}
+		if s.introspectCache < 0 {
+			return errors.New("--auth-introspection-cache must not be negative")
 		}
 		for _, sc := range append(append([]string{}, s.scopes...), s.writeScope) {
 			if !server.ValidScope(sc) {
@@ -225,7 +230,7 @@ func (s *serveSecurity) protect(mux *http.ServeMux, endpoints map[string]http.Ha
 		}
 		var v resource.Verifier
 		if s.introspectURL != "" {
-			v = &resource.IntrospectionVerifier{Endpoint: s.introspectURL, ClientID: s.clientID, ClientSecret: s.clientSecret, Resource: res, Issuer: s.issuer}
+			v = &resource.IntrospectionVerifier{Endpoint: s.introspectURL, ClientID: s.clientID, ClientSecret: s.clientSecret, Resource: res, Issuer: s.issuer, CacheTTL: s.introspectCache}
 		} else {
 			v = &resource.JWTVerifier{Issuer: s.issuer, Resource: res}
 		}
