@@ -20,12 +20,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zitadel/oidc/v3/example/server/exampleop"
-	"github.com/zitadel/oidc/v3/example/server/storage"
-	"github.com/zitadel/oidc/v3/pkg/op"
-
 	"github.com/mcpkit/mcpkit/auth"
 	"github.com/mcpkit/mcpkit/client"
+	"github.com/mcpkit/mcpkit/internal/oauthtest/zitadel"
 	"github.com/mcpkit/mcpkit/protocol"
 	"github.com/mcpkit/mcpkit/server"
 	"github.com/mcpkit/mcpkit/transport/streamable"
@@ -56,36 +53,34 @@ type provider struct {
 	resourceParams atomic.Int32
 }
 
-// opStorage is the example storage of zitadel/oidc with the test's client
-// allowed the MCP scopes (the example only allows its own custom scope
-// beyond the OpenID Connect ones, and drops the others silently).
-type opStorage struct{ *storage.Storage }
-
-func (s opStorage) GetClientByClientID(ctx context.Context, id string) (op.Client, error) {
-	c, err := s.Storage.GetClientByClientID(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	return mcpScopes{c}, nil
-}
-
-type mcpScopes struct{ op.Client }
-
-func (c mcpScopes) IsScopeAllowed(scope string) bool {
-	return scope == scopeRead || scope == scopeWrite || c.Client.IsScopeAllowed(scope)
-}
-
 // startProvider starts the provider with the example login UI, a
 // confidential web client for mcpkit (client_secret_basic; PKCE is checked
-// when the authorization request has a challenge) and the example users.
+// when the authorization request has a challenge) allowed the MCP scopes,
+// and the example users.
 func startProvider(t *testing.T) *provider {
 	t.Helper()
-	srv := httptest.NewUnstartedServer(nil)
-	p := &provider{issuer: "http://" + srv.Listener.Addr().String()}
-	clients := map[string]*storage.Client{clientID: storage.WebClient(clientID, clientSecret, redirectURL)}
-	st := opStorage{storage.NewStorageWithClients(storage.NewUserStore(p.issuer), clients)}
-	router := exampleop.SetupServer(p.issuer, st, nil, false)
-	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	p := &provider{}
+	zp := zitadel.Start(t, &zitadel.Config{
+		Clients: []zitadel.Client{{ID: clientID, Secret: clientSecret, RedirectURI: redirectURL}},
+		Scopes:  []string{scopeRead, scopeWrite},
+		Wrap:    p.count,
+	})
+	p.issuer = zp.Issuer
+	disc := zp.Discover(t)
+	if disc.Issuer != p.issuer || disc.IntrospectionEndpoint == "" {
+		t.Fatalf("provider discovery: issuer %q, introspection %q", disc.Issuer, disc.IntrospectionEndpoint)
+	}
+	// What mcpkit relies on: S256, offline_access for a refresh token.
+	if !slices.Contains(disc.CodeChallengeMethods, "S256") || !slices.Contains(disc.ScopesSupported, "offline_access") {
+		t.Fatalf("provider discovery: code_challenge_methods_supported %v, scopes_supported %v", disc.CodeChallengeMethods, disc.ScopesSupported)
+	}
+	p.introspect = disc.IntrospectionEndpoint
+	return p
+}
+
+// count counts the token requests before router serves them.
+func (p *provider) count(router http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost && r.URL.Path == "/oauth/token" {
 			body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<16))
 			r.Body = io.NopCloser(bytes.NewReader(body))
@@ -104,40 +99,6 @@ func startProvider(t *testing.T) *provider {
 		}
 		router.ServeHTTP(w, r)
 	})
-	srv.Start()
-	t.Cleanup(srv.Close)
-
-	var disc struct {
-		Issuer                string   `json:"issuer"`
-		IntrospectionEndpoint string   `json:"introspection_endpoint"`
-		CodeChallengeMethods  []string `json:"code_challenge_methods_supported"`
-		ScopesSupported       []string `json:"scopes_supported"`
-	}
-	getJSON(t, p.issuer+"/.well-known/openid-configuration", &disc)
-	if disc.Issuer != p.issuer || disc.IntrospectionEndpoint == "" {
-		t.Fatalf("provider discovery: issuer %q, introspection %q", disc.Issuer, disc.IntrospectionEndpoint)
-	}
-	// What mcpkit relies on: S256, offline_access for a refresh token.
-	if !slices.Contains(disc.CodeChallengeMethods, "S256") || !slices.Contains(disc.ScopesSupported, "offline_access") {
-		t.Fatalf("provider discovery: code_challenge_methods_supported %v, scopes_supported %v", disc.CodeChallengeMethods, disc.ScopesSupported)
-	}
-	p.introspect = disc.IntrospectionEndpoint
-	return p
-}
-
-func getJSON(t *testing.T, u string, v any) {
-	t.Helper()
-	resp, err := http.Get(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %s", u, resp.Status)
-	}
-	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
-		t.Fatalf("GET %s: %v", u, err)
-	}
 }
 
 // browser is the user agent and the user: it follows the provider's

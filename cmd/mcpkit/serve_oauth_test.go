@@ -2,14 +2,11 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/rsa"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os/exec"
 	"regexp"
 	"slices"
@@ -18,14 +15,9 @@ import (
 	"testing"
 	"time"
 
-	jose "github.com/go-jose/go-jose/v4"
-	"github.com/zitadel/oidc/v3/example/server/exampleop"
-	"github.com/zitadel/oidc/v3/example/server/storage"
-	"github.com/zitadel/oidc/v3/pkg/oidc"
-	"github.com/zitadel/oidc/v3/pkg/op"
-
 	"github.com/mcpkit/mcpkit/auth"
 	"github.com/mcpkit/mcpkit/client"
+	"github.com/mcpkit/mcpkit/internal/oauthtest/zitadel"
 	"github.com/mcpkit/mcpkit/protocol"
 	"github.com/mcpkit/mcpkit/sqlserver"
 	"github.com/mcpkit/mcpkit/transport/sse"
@@ -39,73 +31,18 @@ import (
 
 const opSvcSecret = "svc-secret"
 
-// opStore is the example storage with the test's service clients.
-type opStore struct {
-	*storage.Storage
-	audience []string
-	key      *rsa.PrivateKey
-}
-
-type opKey struct{ k *rsa.PrivateKey }
-
-func (k opKey) SignatureAlgorithm() jose.SignatureAlgorithm { return jose.RS256 }
-func (k opKey) Algorithm() jose.SignatureAlgorithm          { return jose.RS256 }
-func (k opKey) Key() any                                    { return k.k }
-func (k opKey) ID() string                                  { return "serve-test" }
-func (k opKey) Use() string                                 { return "sig" }
-
-type opPubKey struct{ opKey }
-
-func (k opPubKey) Key() any { return &k.k.PublicKey }
-
-func (s *opStore) SigningKey(context.Context) (op.SigningKey, error) { return opKey{s.key}, nil }
-func (s *opStore) SignatureAlgorithms(context.Context) ([]jose.SignatureAlgorithm, error) {
-	return []jose.SignatureAlgorithm{jose.RS256}, nil
-}
-func (s *opStore) KeySet(context.Context) ([]op.Key, error) {
-	return []op.Key{opPubKey{opKey{s.key}}}, nil
-}
-
-type opSvcClient struct{ op.Client }
-
-func (c opSvcClient) GrantTypes() []oidc.GrantType {
-	return []oidc.GrantType{oidc.GrantTypeClientCredentials}
-}
-func (c opSvcClient) AccessTokenType() op.AccessTokenType { return op.AccessTokenTypeJWT }
-
-func (s *opStore) ClientCredentials(ctx context.Context, clientID, secret string) (op.Client, error) {
-	if !strings.HasPrefix(clientID, "svc-") {
-		return s.Storage.ClientCredentials(ctx, clientID, secret)
-	}
-	if secret != opSvcSecret {
-		return nil, oidc.ErrInvalidClient()
-	}
-	return opSvcClient{storage.WebClient(clientID, secret, "http://127.0.0.1/cb")}, nil
-}
-
-func (s *opStore) ClientCredentialsTokenRequest(ctx context.Context, clientID string, scopes []string) (op.TokenRequest, error) {
-	return &oidc.JWTTokenRequest{Subject: clientID, Audience: s.audience, Scopes: scopes}, nil
-}
-
-func (s *opStore) GetPrivateClaimsFromScopes(ctx context.Context, userID, clientID string, scopes []string) (map[string]any, error) {
-	return map[string]any{"scope": strings.Join(scopes, " ")}, nil
-}
-
-// startOP starts the provider, issuing tokens for the audience, and
-// returns its issuer.
+// startOP starts the provider, issuing tokens for the audience to every
+// client whose ID starts with svc-, and returns its issuer.
 func startOP(t *testing.T, audience ...string) string {
 	t.Helper()
-	srv := httptest.NewUnstartedServer(nil)
-	issuer := "http://" + srv.Listener.Addr().String()
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := &opStore{Storage: storage.NewStorageWithClients(storage.NewUserStore(issuer), map[string]*storage.Client{}), audience: audience, key: key}
-	srv.Config.Handler = exampleop.SetupServer(issuer, st, slog.New(slog.NewTextHandler(io.Discard, nil)), false)
-	srv.Start()
-	t.Cleanup(srv.Close)
-	return issuer
+	return zitadel.Start(t, &zitadel.Config{
+		ServiceSecret: opSvcSecret,
+		KeyID:         "serve-test",
+		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Services: func(clientID string) (zitadel.Service, bool) {
+			return zitadel.Service{JWT: true, Audience: audience}, strings.HasPrefix(clientID, "svc-")
+		},
+	}).Issuer
 }
 
 var servingAddr = regexp.MustCompile(`on http://(\S+)/mcp`)
