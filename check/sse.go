@@ -55,7 +55,7 @@ func (c *checker) checkSSE(ctx context.Context) {
 	cl := client.New(protocol.Implementation{Name: clientInfo["name"], Version: clientInfo["version"]}, &client.Options{DisableCache: true})
 	sctx, cancel := context.WithTimeout(ctx, c.o.Timeout)
 	defer cancel()
-	s, err := cl.Connect(sctx, c.sse, &client.ConnectOptions{Era: client.EraLegacy, Transport: client.TransportSSE})
+	s, err := cl.Connect(sctx, c.sse, &client.ConnectOptions{Era: client.EraLegacy})
 	c.sse = nil // the session owns it now
 	if err != nil {
 		f.Got = clip(err.Error(), 160)

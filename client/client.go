@@ -225,7 +225,7 @@ func (c *Client) Connect(ctx context.Context, conn transport.ClientConn, opts *C
 	}
 	if o.Key != "" && c.opts.Era == EraAuto {
 		c.mu.Lock()
-		c.eras[o.Key] = detected{era: s.era, transport: o.Transport}
+		c.eras[o.Key] = detected{era: s.era, transport: s.transport}
 		c.mu.Unlock()
 	}
 	return s, nil

@@ -35,7 +35,7 @@ func (c *Client) ConnectURL(ctx context.Context, rawURL string, opts *streamable
 		}
 		c.Forget(key)
 	}
-	s, err := c.Connect(ctx, streamable.NewClient(rawURL, opts), &ConnectOptions{Key: key, Transport: TransportStreamableHTTP})
+	s, err := c.Connect(ctx, streamable.NewClient(rawURL, opts), &ConnectOptions{Key: key})
 	if err == nil || c.opts.Era == EraModern || ctx.Err() != nil || !sseFallback(err) {
 		return s, err
 	}
@@ -74,7 +74,7 @@ func (c *Client) connectSSE(ctx context.Context, rawURL, key string, opts *strea
 	if err != nil {
 		return nil, err
 	}
-	return c.Connect(ctx, conn, &ConnectOptions{Key: key, Transport: TransportSSE, Era: EraLegacy})
+	return c.Connect(ctx, conn, &ConnectOptions{Key: key, Era: EraLegacy})
 }
 
 // ConnectCommand starts the server command name with args and connects to
@@ -87,7 +87,7 @@ func (c *Client) ConnectCommand(ctx context.Context, name string, args []string,
 	if err != nil {
 		return nil, err
 	}
-	s, err := c.Connect(ctx, cmd, &ConnectOptions{Key: "stdio " + name + " " + strings.Join(args, " "), Transport: TransportStdio})
+	s, err := c.Connect(ctx, cmd, &ConnectOptions{Key: "stdio " + name + " " + strings.Join(args, " ")})
 	if err != nil {
 		return nil, err
 	}

@@ -71,15 +71,12 @@ type Handler struct {
 	h      transport.Handler
 	opts   Options
 	guard  httpguard.Guard
-	cors   *httpguard.CORS // nil without AllowedOrigins
 	logger *slog.Logger
 
 	mu      sync.Mutex
 	streams map[string]*stream
 
-	stopping context.Context    // done once an http.Server serving x shuts down
-	stop     context.CancelFunc //
-	hooked   sync.Map           // *http.Server → true once the hook is registered
+	shutdown *httpguard.Shutdown // ends streams when an http.Server serving x shuts down
 }
 
 // stream is one GET stream: the connection a client's messages are
@@ -93,7 +90,7 @@ type stream struct {
 // path it is mounted on.
 func NewHandler(h transport.Handler, opts *Options) *Handler {
 	x := &Handler{h: h, streams: map[string]*stream{}}
-	x.stopping, x.stop = context.WithCancel(context.Background())
+	x.shutdown = httpguard.NewShutdown()
 	if opts != nil {
 		x.opts = *opts
 	}
@@ -128,7 +125,7 @@ func (x *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if refusal, handled := x.guard.Check(w, r); handled {
 		return
 	} else if refusal != "" {
-		writeError(w, http.StatusForbidden, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, refusal, nil))
+		httpguard.WriteError(w, http.StatusForbidden, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, refusal, nil))
 		return
 	}
 	switch r.Method {
@@ -138,7 +135,7 @@ func (x *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		x.servePost(w, r)
 	default:
 		w.Header().Set("Allow", "GET, POST")
-		writeError(w, http.StatusMethodNotAllowed, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Method Not Allowed", nil))
+		httpguard.WriteError(w, http.StatusMethodNotAllowed, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Method Not Allowed", nil))
 	}
 }
 
@@ -148,24 +145,23 @@ func (x *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // with the GET's context (its principal, what middleware put there).
 func (x *Handler) serveStream(w http.ResponseWriter, r *http.Request) {
 	if !httpguard.Negotiate(r.Header.Values("Accept")).SSE {
-		writeError(w, http.StatusNotAcceptable, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Not Acceptable: the stream is text/event-stream", nil))
+		httpguard.WriteError(w, http.StatusNotAcceptable, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Not Acceptable: the stream is text/event-stream", nil))
 		return
 	}
 	st := &stream{principal: transport.PrincipalFrom(r.Context()), in: newInbox()}
 	id, ok := x.register(st)
 	if !ok {
 		w.Header().Set("Retry-After", retryAfter)
-		writeError(w, http.StatusServiceUnavailable, nil, jsonrpc.NewError(protocol.CodeInternalError, "Service Unavailable: too many open streams; try again later", nil))
+		httpguard.WriteError(w, http.StatusServiceUnavailable, nil, jsonrpc.NewError(protocol.CodeInternalError, "Service Unavailable: too many open streams; try again later", nil))
 		return
 	}
 	defer x.unregister(id)
 
 	// The request's context ends when the client goes away or a write to
 	// it fails; cancel ends the stream otherwise (shutdown, session end).
-	x.hookShutdown(r)
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	defer context.AfterFunc(x.stopping, cancel)()
+	defer context.AfterFunc(x.shutdown.Watch(r), cancel)()
 	// Closing the input ends stdio.Serve's reader, which a cancelled
 	// context alone does not interrupt.
 	context.AfterFunc(ctx, st.in.close)
@@ -260,21 +256,21 @@ func (x *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		// Not an error of the modern era: a client probing for Streamable
 		// HTTP falls back to this transport on a 405.
 		w.Header().Set("Allow", http.MethodGet)
-		writeError(w, http.StatusMethodNotAllowed, nil, jsonrpc.NewError(protocol.CodeInvalidRequest,
+		httpguard.WriteError(w, http.StatusMethodNotAllowed, nil, jsonrpc.NewError(protocol.CodeInvalidRequest,
 			"Method Not Allowed: this is an HTTP+SSE endpoint; GET it with Accept: text/event-stream, then POST to the endpoint it announces", nil))
 		return
 	}
 	st := x.lookup(id)
 	if st == nil {
-		writeError(w, http.StatusNotFound, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Not Found: no such stream (it ended); open a new one", nil))
+		httpguard.WriteError(w, http.StatusNotFound, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Not Found: no such stream (it ended); open a new one", nil))
 		return
 	}
 	if transport.PrincipalFrom(r.Context()) != st.principal {
-		writeError(w, http.StatusForbidden, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Forbidden: the stream belongs to another principal", nil))
+		httpguard.WriteError(w, http.StatusForbidden, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Forbidden: the stream belongs to another principal", nil))
 		return
 	}
 	if !httpguard.IsJSONContentType(r.Header.Get("Content-Type")) {
-		writeError(w, http.StatusUnsupportedMediaType, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Unsupported Media Type: Content-Type must be application/json", nil))
+		httpguard.WriteError(w, http.StatusUnsupportedMediaType, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Unsupported Media Type: Content-Type must be application/json", nil))
 		return
 	}
 	rc := http.NewResponseController(w)
@@ -287,10 +283,10 @@ func (x *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Connection", "close")
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			writeError(w, http.StatusRequestEntityTooLarge, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "request body too large", nil))
+			httpguard.WriteError(w, http.StatusRequestEntityTooLarge, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "request body too large", nil))
 			return
 		}
-		writeError(w, http.StatusBadRequest, nil, jsonrpc.NewError(protocol.CodeParseError, "reading request body: "+err.Error(), nil))
+		httpguard.WriteError(w, http.StatusBadRequest, nil, jsonrpc.NewError(protocol.CodeParseError, "reading request body: "+err.Error(), nil))
 		return
 	}
 	_ = rc.SetReadDeadline(time.Time{})
@@ -300,7 +296,7 @@ func (x *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 	// revision 2025-03-26.
 	if jsonrpc.IsBatch(body) {
 		if err := jsonvalid.Check(body); err != nil {
-			writeError(w, http.StatusBadRequest, nil, jsonrpc.NewError(protocol.CodeParseError, "parse error: "+err.Error(), nil))
+			httpguard.WriteError(w, http.StatusBadRequest, nil, jsonrpc.NewError(protocol.CodeParseError, "parse error: "+err.Error(), nil))
 			return
 		}
 	} else if msg, err := jsonrpc.Decode(body); err != nil {
@@ -312,7 +308,7 @@ func (x *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		if !errors.As(err, &e) {
 			e = jsonrpc.NewError(protocol.CodeParseError, "parse error: "+err.Error(), nil)
 		}
-		writeError(w, http.StatusBadRequest, id, e)
+		httpguard.WriteError(w, http.StatusBadRequest, id, e)
 		return
 	}
 	line := body
@@ -322,7 +318,7 @@ func (x *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		var buf bytes.Buffer
 		buf.Grow(len(body))
 		if err := json.Compact(&buf, body); err != nil {
-			writeError(w, http.StatusBadRequest, nil, jsonrpc.NewError(protocol.CodeParseError, "parse error: invalid JSON", nil))
+			httpguard.WriteError(w, http.StatusBadRequest, nil, jsonrpc.NewError(protocol.CodeParseError, "parse error: invalid JSON", nil))
 			return
 		}
 		line = buf.Bytes()
@@ -330,7 +326,7 @@ func (x *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 	line = append(line, '\n')
 	switch err := st.in.deliver(r.Context(), line); {
 	case errors.Is(err, errEnded):
-		writeError(w, http.StatusNotFound, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Not Found: no such stream (it ended); open a new one", nil))
+		httpguard.WriteError(w, http.StatusNotFound, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Not Found: no such stream (it ended); open a new one", nil))
 		return
 	case err != nil:
 		return // the client left
@@ -338,30 +334,6 @@ func (x *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(http.StatusAccepted)
 	_, _ = io.WriteString(w, "Accepted")
-}
-
-// hookShutdown makes the http.Server serving r end the handler's streams
-// when it shuts down, so that Shutdown does not wait for them.
-func (x *Handler) hookShutdown(r *http.Request) {
-	srv, ok := r.Context().Value(http.ServerContextKey).(*http.Server)
-	if !ok {
-		return
-	}
-	if _, loaded := x.hooked.LoadOrStore(srv, true); !loaded {
-		srv.RegisterOnShutdown(x.stop)
-	}
-}
-
-func writeError(w http.ResponseWriter, status int, id *jsonrpc.ID, e *jsonrpc.Error) {
-	var b []byte
-	if id == nil {
-		b = jsonrpc.AppendErrorNoID(nil, e)
-	} else {
-		b = jsonrpc.AppendError(nil, *id, e)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
 }
 
 // watched reports the legacy session initialize opens, so that the stream

@@ -56,21 +56,18 @@ type Handler struct {
 	legacy transport.Legacy // nil when h serves the modern era only
 	opts   Options
 	guard  httpguard.Guard
-	cors   *httpguard.CORS // nil without AllowedOrigins
 	logger *slog.Logger
 	bufs   sync.Pool
 
-	workers  workers            // the goroutines legacy-era requests run on
-	stopping context.Context    // done once an http.Server serving x shuts down
-	stop     context.CancelFunc //
-	hooked   sync.Map           // *http.Server → true once the hook is registered
+	workers  workers             // the goroutines legacy-era requests run on
+	shutdown *httpguard.Shutdown // ends streams when an http.Server serving x shuts down
 }
 
 // NewHandler returns an http.Handler serving h at whatever path it is
 // mounted on.
 func NewHandler(h transport.Handler, opts *Options) *Handler {
 	x := &Handler{h: h, legacy: h.Legacy()}
-	x.stopping, x.stop = context.WithCancel(context.Background())
+	x.shutdown = httpguard.NewShutdown()
 	if opts != nil {
 		x.opts = *opts
 	}
@@ -100,7 +97,7 @@ func (x *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if refusal, handled := x.guard.Check(w, r); handled {
 		return
 	} else if refusal != "" {
-		writeError(w, http.StatusForbidden, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, refusal, nil))
+		httpguard.WriteError(w, http.StatusForbidden, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, refusal, nil))
 		return
 	}
 	if x.legacy != nil {
@@ -111,7 +108,7 @@ func (x *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		writeError(w, http.StatusMethodNotAllowed, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Method Not Allowed: the MCP endpoint accepts POST only", nil))
+		httpguard.WriteError(w, http.StatusMethodNotAllowed, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Method Not Allowed: the MCP endpoint accepts POST only", nil))
 		return
 	}
 	accept, rc, buf, ok := x.readPost(w, r)
@@ -129,7 +126,7 @@ func (x *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case msg.IsResponse():
-		writeError(w, http.StatusBadRequest, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "invalid request: clients must not send responses", nil))
+		httpguard.WriteError(w, http.StatusBadRequest, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "invalid request: clients must not send responses", nil))
 		return
 	case msg.IsNotification():
 		if msg.Method != protocol.NotificationCancelled {
@@ -139,13 +136,13 @@ func (x *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if herr := x.checkHeaders(r.Header, msg); herr != nil {
-		writeError(w, http.StatusBadRequest, &msg.ID, herr)
+		httpguard.WriteError(w, http.StatusBadRequest, &msg.ID, herr)
 		return
 	}
 	if msg.Method == protocol.MethodSubscriptionsListen && !accept.SSE {
 		// A listen stream is an SSE stream; a client that cannot take one
 		// would wait forever for notifications that cannot reach it.
-		writeError(w, http.StatusNotAcceptable, &msg.ID, jsonrpc.NewError(protocol.CodeInvalidRequest, "Not Acceptable: subscriptions/listen answers with text/event-stream", nil))
+		httpguard.WriteError(w, http.StatusNotAcceptable, &msg.ID, jsonrpc.NewError(protocol.CodeInvalidRequest, "Not Acceptable: subscriptions/listen answers with text/event-stream", nil))
 		return
 	}
 	x.serve(w, r, rc, msg, accept)
@@ -156,12 +153,12 @@ func (x *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // for the rest of the request. On failure it has answered and ok is false.
 func (x *Handler) readPost(w http.ResponseWriter, r *http.Request) (accept httpguard.Acceptance, rc *http.ResponseController, buf *bytes.Buffer, ok bool) {
 	if !httpguard.IsJSONContentType(r.Header.Get("Content-Type")) {
-		writeError(w, http.StatusUnsupportedMediaType, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Unsupported Media Type: Content-Type must be application/json", nil))
+		httpguard.WriteError(w, http.StatusUnsupportedMediaType, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Unsupported Media Type: Content-Type must be application/json", nil))
 		return accept, nil, nil, false
 	}
 	accept = httpguard.Negotiate(r.Header.Values("Accept"))
 	if !accept.JSON && !accept.SSE {
-		writeError(w, http.StatusNotAcceptable, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Not Acceptable: accept application/json or text/event-stream", nil))
+		httpguard.WriteError(w, http.StatusNotAcceptable, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Not Acceptable: accept application/json or text/event-stream", nil))
 		return accept, nil, nil, false
 	}
 	rc = http.NewResponseController(w)
@@ -177,10 +174,10 @@ func (x *Handler) readPost(w http.ResponseWriter, r *http.Request) (accept httpg
 		x.bufs.Put(buf)
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			writeError(w, http.StatusRequestEntityTooLarge, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "request body too large", nil))
+			httpguard.WriteError(w, http.StatusRequestEntityTooLarge, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "request body too large", nil))
 			return accept, nil, nil, false
 		}
-		writeError(w, http.StatusBadRequest, nil, jsonrpc.NewError(protocol.CodeParseError, "reading request body: "+err.Error(), nil))
+		httpguard.WriteError(w, http.StatusBadRequest, nil, jsonrpc.NewError(protocol.CodeParseError, "reading request body: "+err.Error(), nil))
 		return accept, nil, nil, false
 	}
 	// Lift the deadline: net/http keeps reading the connection to notice a
@@ -200,8 +197,7 @@ func (x *Handler) serve(w http.ResponseWriter, r *http.Request, rc *http.Respons
 	if msg.Method == protocol.MethodSubscriptionsListen {
 		// A listen stream lasts as long as its client stays: it ends when
 		// the http.Server shuts down, so that Shutdown does not wait for it.
-		x.hookShutdown(r)
-		defer context.AfterFunc(x.stopping, cancel)()
+		defer context.AfterFunc(x.shutdown.Watch(r), cancel)()
 	}
 	st := &stream{ctx: ctx, w: w, rc: rc, sseAllowed: accept.SSE, writeTimeout: x.opts.WriteTimeout, keepAlive: x.opts.KeepAlive}
 	if accept.PreferSSE || !accept.JSON {
@@ -339,18 +335,6 @@ func validScopeToken(sc string) bool {
 	return true
 }
 
-// hookShutdown makes the http.Server serving r end the handler's listen
-// and standalone streams when it shuts down.
-func (x *Handler) hookShutdown(r *http.Request) {
-	srv, ok := r.Context().Value(http.ServerContextKey).(*http.Server)
-	if !ok {
-		return
-	}
-	if _, loaded := x.hooked.LoadOrStore(srv, true); !loaded {
-		srv.RegisterOnShutdown(x.stop)
-	}
-}
-
 // decodeBody decodes a POST body's one message; a malformed one is answered
 // with 400 and the JSON-RPC error, with the id when it could be read.
 func decodeBody(w http.ResponseWriter, body []byte) (*jsonrpc.Message, bool) {
@@ -360,20 +344,8 @@ func decodeBody(w http.ResponseWriter, body []byte) (*jsonrpc.Message, bool) {
 		if msg != nil {
 			id = msg.ID
 		}
-		writeError(w, http.StatusBadRequest, &id, err.(*jsonrpc.Error))
+		httpguard.WriteError(w, http.StatusBadRequest, &id, err.(*jsonrpc.Error))
 		return nil, false
 	}
 	return msg, true
-}
-
-func writeError(w http.ResponseWriter, status int, id *jsonrpc.ID, e *jsonrpc.Error) {
-	var b []byte
-	if id == nil {
-		b = jsonrpc.AppendErrorNoID(nil, e)
-	} else {
-		b = jsonrpc.AppendError(nil, *id, e)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
 }

@@ -65,11 +65,11 @@ func (x *Handler) serveSession(w http.ResponseWriter, r *http.Request, sid strin
 	if err != nil && errors.Is(err, protocol.ErrForbidden) {
 		// Another principal's session: it exists and goes on for its
 		// owner (a 404 would send the client to initialize again).
-		writeError(w, http.StatusForbidden, nil, protocol.WireError(err))
+		httpguard.WriteError(w, http.StatusForbidden, nil, protocol.WireError(err))
 		return
 	}
 	if err != nil {
-		writeError(w, http.StatusNotFound, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Not Found: no such session (it ended or expired); initialize a new one", nil))
+		httpguard.WriteError(w, http.StatusNotFound, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Not Found: no such session (it ended or expired); initialize a new one", nil))
 		return
 	}
 	v, ok := headerValue(r.Header, HeaderProtocolVersion)
@@ -80,13 +80,13 @@ func (x *Handler) serveSession(w http.ResponseWriter, r *http.Request, sid strin
 		// request without the header is rejected (2026-07-28, Protocol
 		// Version Header).
 		if !headerless(sess.Version()) && !x.servesLegacy(protocol.Version2025_03_26) {
-			writeError(w, http.StatusBadRequest, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Bad Request: missing "+HeaderProtocolVersion+" header", nil))
+			httpguard.WriteError(w, http.StatusBadRequest, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Bad Request: missing "+HeaderProtocolVersion+" header", nil))
 			return
 		}
 		v = sess.Version()
 	}
 	if v != sess.Version() {
-		writeError(w, http.StatusBadRequest, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Bad Request: "+HeaderProtocolVersion+" "+v+" does not match the session's "+sess.Version(), nil))
+		httpguard.WriteError(w, http.StatusBadRequest, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Bad Request: "+HeaderProtocolVersion+" "+v+" does not match the session's "+sess.Version(), nil))
 		return
 	}
 	switch r.Method {
@@ -95,7 +95,7 @@ func (x *Handler) serveSession(w http.ResponseWriter, r *http.Request, sid strin
 		w.WriteHeader(http.StatusOK)
 	case http.MethodGet:
 		if !httpguard.Negotiate(r.Header.Values("Accept")).SSE {
-			writeError(w, http.StatusNotAcceptable, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Not Acceptable: the GET stream is text/event-stream", nil))
+			httpguard.WriteError(w, http.StatusNotAcceptable, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Not Acceptable: the GET stream is text/event-stream", nil))
 			return
 		}
 		x.serveGet(w, r, sess)
@@ -103,7 +103,7 @@ func (x *Handler) serveSession(w http.ResponseWriter, r *http.Request, sid strin
 		x.servePostSession(w, r, sess)
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
-		writeError(w, http.StatusMethodNotAllowed, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Method Not Allowed", nil))
+		httpguard.WriteError(w, http.StatusMethodNotAllowed, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Method Not Allowed", nil))
 	}
 }
 
@@ -115,7 +115,7 @@ func (x *Handler) servePostSession(w http.ResponseWriter, r *http.Request, sess 
 	defer x.bufs.Put(body)
 	if jsonrpc.IsBatch(body.Bytes()) {
 		if sess.Version() != protocol.Version2025_03_26 {
-			writeError(w, http.StatusBadRequest, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "invalid request: batches are not allowed in protocol version "+sess.Version(), nil))
+			httpguard.WriteError(w, http.StatusBadRequest, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "invalid request: batches are not allowed in protocol version "+sess.Version(), nil))
 			return
 		}
 		x.serveBatch(w, r, sess, body.Bytes())
@@ -138,7 +138,7 @@ func (x *Handler) servePostSession(w http.ResponseWriter, r *http.Request, sess 
 func (x *Handler) serveBatch(w http.ResponseWriter, r *http.Request, sess transport.Session, body []byte) {
 	var parts []json.RawMessage
 	if err := jsonrpc.Unmarshal(body, &parts); err != nil || len(parts) == 0 {
-		writeError(w, http.StatusBadRequest, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "invalid request: malformed batch", nil))
+		httpguard.WriteError(w, http.StatusBadRequest, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "invalid request: malformed batch", nil))
 		return
 	}
 	out := []byte{'['}
@@ -283,7 +283,7 @@ func (x *Handler) follow(w http.ResponseWriter, r *http.Request, sess transport.
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	x.hookShutdown(r)
+	stopping := x.shutdown.Watch(r)
 	rc := http.NewResponseController(w)
 	write := func(b []byte) bool {
 		_ = rc.SetWriteDeadline(time.Now().Add(x.opts.WriteTimeout))
@@ -336,7 +336,7 @@ func (x *Handler) follow(w http.ResponseWriter, r *http.Request, sess transport.
 		select {
 		case <-ctx.Done():
 			return
-		case <-x.stopping.Done():
+		case <-stopping.Done():
 			return
 		case <-sess.Done():
 			return
