@@ -52,6 +52,18 @@
 // its owner may read (os.UserConfigDir()/mcpkit/auth.json for the mcpkit
 // command).
 //
+// The access token and its DPoP proof go only to the origin (scheme, host
+// and port) of the resource they were obtained for. Because the Transport
+// adds them inside RoundTrip, net/http's rule that drops Authorization on
+// a redirect to another host cannot protect them; the Transport applies
+// its own: a request an http.Client makes to follow a redirect to another
+// origin than the one it was sent to carries no credentials, and its 401
+// starts no authorization there. Registration and token requests (client
+// secrets, codes, PKCE verifiers, refresh tokens) and the ID-JAG token
+// exchange never follow redirects; metadata requests follow them only to
+// URLs that pass the HTTPS rule above. A caller's Options.HTTPClient is
+// used through copies with these policies and is not changed.
+//
 // Secrets (client secrets, private keys, assertions, DPoP proofs, access
 // and refresh tokens, authorization codes, PKCE verifiers) never appear in the errors this package returns nor in
 // what it logs; Token and ClientInfo print redacted.

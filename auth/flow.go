@@ -122,11 +122,14 @@ func (t *Transport) register(ctx context.Context, d *discovery) (*ClientInfo, er
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
-	resp, err := t.hc.Do(req)
+	resp, err := t.post.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("auth: client registration: %w", err)
 	}
 	defer resp.Body.Close()
+	if isRedirect(resp) {
+		return nil, fmt.Errorf("%w: client registration answered %d, a redirect, which is not followed", ErrNoRegistration, resp.StatusCode)
+	}
 	var r struct {
 		ClientID     string `json:"client_id"`
 		ClientSecret string `json:"client_secret"`
@@ -288,9 +291,13 @@ func (t *Transport) tokenRequest(ctx context.Context, d *discovery, c *ClientInf
 				return nil, err
 			}
 		}
-		resp, err := t.hc.Do(req)
+		resp, err := t.post.Do(req)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrTokenEndpoint, stripURL(err))
+		}
+		if isRedirect(resp) {
+			resp.Body.Close()
+			return nil, fmt.Errorf("%w: %s answered %d, a redirect, which is not followed", ErrTokenEndpoint, d.as.TokenEndpoint, resp.StatusCode)
 		}
 		var r struct {
 			AccessToken  string          `json:"access_token"`

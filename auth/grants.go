@@ -117,7 +117,8 @@ type IDJAGConfig struct {
 	// (the subject of the exchange).
 	IDToken func(ctx context.Context) (string, error)
 	// HTTPClient sends the exchange; nil means a client with a 30-second
-	// timeout over http.DefaultTransport.
+	// timeout over http.DefaultTransport. The exchange never follows a
+	// redirect (a copy of the client is used; it is not changed).
 	HTTPClient *http.Client
 }
 
@@ -163,11 +164,16 @@ func IDJAGAssertion(cfg IDJAGConfig) AssertionFunc {
 		if hc == nil {
 			hc = &http.Client{Timeout: 30 * time.Second}
 		}
-		resp, err := hc.Do(req)
+		// The exchange carries the user's ID token: it is never re-sent
+		// where a redirect points.
+		resp, err := noRedirects(hc).Do(req)
 		if err != nil {
 			return "", fmt.Errorf("%w: token exchange: %w", ErrAssertion, stripURL(err))
 		}
 		defer resp.Body.Close()
+		if isRedirect(resp) {
+			return "", fmt.Errorf("%w: the identity provider answered %d, a redirect, which is not followed", ErrAssertion, resp.StatusCode)
+		}
 		var out struct {
 			AccessToken     string `json:"access_token"`
 			IssuedTokenType string `json:"issued_token_type"`

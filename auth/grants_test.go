@@ -363,7 +363,7 @@ func noSecretsInGrants(t *testing.T) {
 	if _, err := do(t, tr, rs); err != nil {
 		t.Fatal(err)
 	}
-	tok := tr.currentToken(context.Background())
+	tok, _ := tr.currentToken(context.Background())
 	for _, s := range append([]string{secret, tok.AccessToken}, seen...) {
 		if strings.Contains(logs.String(), s) {
 			t.Fatalf("the log shows a secret: %s", logs.String())

@@ -45,7 +45,12 @@ type Options struct {
 	// Base sends the MCP requests; nil means http.DefaultTransport.
 	Base http.RoundTripper
 	// HTTPClient sends discovery, registration and token requests; nil
-	// means a client over Base with a 30-second timeout.
+	// means a client over Base with a 30-second timeout. It is used
+	// through copies with a redirect policy of their own (it is not
+	// changed): requests that carry client credentials, codes or tokens
+	// (registration, token) never follow a redirect, and metadata
+	// requests follow one only to an HTTPS URL (or plain HTTP on
+	// loopback), before its own CheckRedirect, if any, is asked.
 	HTTPClient *http.Client
 	// MaxAttempts bounds the authorizations (and refreshes) one request
 	// may trigger, step-ups included; 0 means 3.
@@ -86,7 +91,8 @@ type Options struct {
 type Transport struct {
 	opts  Options
 	base  http.RoundTripper
-	hc    *http.Client
+	hc    *http.Client // metadata: redirects to secure URLs only
+	post  *http.Client // registration and token requests: no redirects
 	store TokenStore
 	now   func() time.Time
 
@@ -114,10 +120,11 @@ func NewTransport(opts *Options) *Transport {
 	if t.base == nil {
 		t.base = http.DefaultTransport
 	}
-	t.hc = t.opts.HTTPClient
-	if t.hc == nil {
-		t.hc = &http.Client{Transport: t.base, Timeout: 30 * time.Second}
+	hc := t.opts.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Transport: t.base, Timeout: 30 * time.Second}
 	}
+	t.hc, t.post = metadataClient(hc), noRedirects(hc)
 	t.store = t.opts.Store
 	if t.store == nil {
 		t.store = NewMemoryStore()
@@ -146,44 +153,60 @@ func (t *Transport) debug(ctx context.Context, msg string, args ...any) {
 	}
 }
 
-// currentToken returns the token to send, refreshed first when it has
-// expired and can be; nil when there is none.
-func (t *Transport) currentToken(ctx context.Context) *Token {
+// currentToken returns the token to send and the resource it was obtained
+// for, refreshed first when it has expired and can be; nil when there is
+// none.
+func (t *Transport) currentToken(ctx context.Context) (*Token, string) {
 	t.mu.Lock()
-	tok, d := t.token, t.disc
+	tok, d, resource := t.token, t.disc, t.key.Resource
 	t.mu.Unlock()
 	if tok == nil || tok.usable(t.now()) {
-		return tok
+		return tok, resource
 	}
 	if tok.RefreshToken == "" || d == nil {
-		return nil
+		return nil, ""
 	}
 	t.flow.Lock()
 	defer t.flow.Unlock()
 	t.mu.Lock()
-	cur := t.token
+	cur, resource := t.token, t.key.Resource
 	t.mu.Unlock()
 	if cur != tok {
-		return cur // refreshed meanwhile
+		return cur, resource // refreshed meanwhile
 	}
 	nt, err := t.refreshWith(ctx, d, tok)
 	if err != nil {
 		t.debug(ctx, "auth: refresh failed", "err", err)
-		return nil
+		return nil, ""
 	}
-	return nt
+	return nt, d.resource
 }
 
 // RoundTrip implements http.RoundTripper: it sends req with the current
 // access token and, on 401 or on 403 insufficient_scope, authorizes and
 // sends it again, at most MaxAttempts times. With DPoP, a use_dpop_nonce
 // challenge is answered once more with the server's nonce.
+//
+// The token (and its DPoP proof) is sent only to the origin of the
+// resource it was obtained for. A request that follows a redirect to
+// another origin than the one the client was sent to (an http.Client sets
+// its Response) is sent as it is, without Authorization or DPoP headers,
+// and its answer returned: no authorization starts there.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if t.initErr != nil {
 		return nil, t.initErr
 	}
+	if foreignRedirect(req) {
+		if req.Header.Get("Authorization") == "" && req.Header.Get("DPoP") == "" {
+			return t.base.RoundTrip(req)
+		}
+		r := req.Clone(req.Context())
+		r.Header.Del("Authorization")
+		r.Header.Del("DPoP")
+		return t.base.RoundTrip(r)
+	}
 	ctx := req.Context()
-	tok := t.currentToken(ctx)
+	tok, resource := t.currentToken(ctx)
 	hasBody := req.Body != nil && req.Body != http.NoBody
 	nonceRetried := false
 	for sent, attempt := 0, 0; ; sent++ {
@@ -195,7 +218,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			r.Body = body
 		}
-		if tok != nil {
+		var with *Token // the token sent, if any
+		if tok != nil && mayCarry(r.URL, resource) {
+			with = tok
 			if tok.dpopBound() && t.dpop != nil {
 				r.Header.Set("Authorization", "DPoP "+tok.AccessToken)
 				if err := t.dpop.sign(r, tok); err != nil {
@@ -216,7 +241,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return resp, nil
 		}
 		canResend := !hasBody || req.GetBody != nil
-		if t.dpop != nil && tok.dpopBound() && resp.StatusCode == http.StatusUnauthorized {
+		if t.dpop != nil && with.dpopBound() && resp.StatusCode == http.StatusUnauthorized {
 			retry := t.dpop.observe(r.URL, resp, dpopParams(resp.Header)["error"])
 			if retry && !nonceRetried && canResend {
 				nonceRetried = true
@@ -236,7 +261,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		attempt++
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
 		resp.Body.Close()
-		tok, err = t.authorize(ctx, req, stepUp, ch, tok)
+		tok, resource, err = t.authorize(ctx, req, stepUp, ch, with)
 		if err != nil {
 			return nil, err
 		}
@@ -246,15 +271,26 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // authorize obtains a new token after a 401 (or a 403 insufficient_scope
 // when stepUp) answered a request sent with failed (nil: without a token).
-func (t *Transport) authorize(ctx context.Context, req *http.Request, stepUp bool, ch map[string]string, failed *Token) (*Token, error) {
+func (t *Transport) authorize(ctx context.Context, req *http.Request, stepUp bool, ch map[string]string, failed *Token) (*Token, string, error) {
 	t.flow.Lock()
 	defer t.flow.Unlock()
 	t.mu.Lock()
-	cur := t.token
+	cur, curResource := t.token, t.key.Resource
 	t.mu.Unlock()
-	if !stepUp && cur != nil && cur != failed && cur.usable(t.now()) {
-		return cur, nil // another request authorized meanwhile
+	if !stepUp && cur != nil && cur != failed && cur.usable(t.now()) && mayCarry(req.URL, curResource) {
+		return cur, curResource, nil // another request authorized meanwhile
 	}
+	tok, err := t.authorizeLocked(ctx, req, stepUp, ch, failed)
+	if err != nil {
+		return nil, "", err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return tok, t.key.Resource, nil
+}
+
+// authorizeLocked is authorize past its shortcut; the caller holds t.flow.
+func (t *Transport) authorizeLocked(ctx context.Context, req *http.Request, stepUp bool, ch map[string]string, failed *Token) (*Token, error) {
 	server := &url.URL{Scheme: req.URL.Scheme, Host: req.URL.Host, Path: req.URL.Path, RawPath: req.URL.RawPath}
 	d, err := t.discover(ctx, server, ch["resource_metadata"], req.Header.Get("MCP-Protocol-Version"))
 	if err != nil {
