@@ -24,7 +24,9 @@
 //     metadata);
 //   - it picks a client identity: pre-registered credentials, then a Client
 //     ID Metadata Document, then dynamic client registration (RFC 7591),
-//     whose result is kept per issuer;
+//     whose result is kept per issuer with the exact redirect URI it
+//     registered (a loopback one with its port, reused by later
+//     authorizations, since servers may compare redirect URIs exactly);
 //   - it runs the authorization code flow with PKCE (S256) and the resource
 //     indicator (RFC 8707), validates state and iss (RFC 9207) before the
 //     code is redeemed, and authenticates at the token endpoint as the

@@ -81,7 +81,7 @@ func (t *Transport) client(ctx context.Context, d *discovery) (*ClientInfo, erro
 	if d.as.RegistrationEndpoint == "" {
 		return nil, ErrNoRegistration
 	}
-	c, err := t.register(ctx, d)
+	c, err := t.register(ctx, d, t.opts.RedirectURL)
 	if err != nil {
 		return nil, err
 	}
@@ -91,19 +91,140 @@ func (t *Transport) client(ctx context.Context, d *discovery) (*ClientInfo, erro
 	return c, nil
 }
 
-// register performs dynamic client registration (RFC 7591).
-func (t *Transport) register(ctx context.Context, d *discovery) (*ClientInfo, error) {
+// redirect is where one authorization's redirect is received: the
+// Authorizer to run and the redirect URI to send.
+type redirect struct {
+	authorizer Authorizer
+	uri        string
+	close      func()
+}
+
+// listen prepares the redirect at uri: a RedirectListener listens there
+// (on the port uri names, else on one it picks); another Authorizer is
+// used as it is, with uri.
+func (t *Transport) listen(ctx context.Context, uri string) (*redirect, error) {
+	l, ok := t.opts.Authorizer.(RedirectListener)
+	if !ok {
+		return &redirect{authorizer: t.opts.Authorizer, uri: uri, close: func() {}}, nil
+	}
+	p, err := l.Listen(ctx, uri)
+	if err != nil {
+		return nil, err
+	}
+	return &redirect{authorizer: p, uri: p.RedirectURL(), close: func() { _ = p.Close() }}, nil
+}
+
+// interactiveClient returns the client identity for the authorization code
+// flow at d's authorization server and where its redirect is received.
+//
+// Authorization servers may compare redirect URIs exactly, port included,
+// though RFC 8252 asks them to allow any port on loopback: a dynamic
+// registration therefore registers the redirect URI with the port the
+// listener got, and later authorizations of that registration listen on
+// that same port. When the port cannot be had (or the registration does
+// not say which URI it registered), the client registers again with a new
+// one. Pre-registered clients and Client ID Metadata Documents use
+// Options.RedirectURL.
+func (t *Transport) interactiveClient(ctx context.Context, d *discovery) (*ClientInfo, *redirect, error) {
+	if !t.registers(d) {
+		c, err := t.client(ctx, d)
+		if err != nil {
+			return nil, nil, err
+		}
+		r, err := t.listen(ctx, t.opts.RedirectURL)
+		if err != nil {
+			return nil, nil, err
+		}
+		return c, r, nil
+	}
+	stored, err := t.store.LoadClient(ctx, d.issuer)
+	if err != nil {
+		return nil, nil, err
+	}
+	if stored != nil && stored.RedirectURI != "" && redirectFits(stored.RedirectURI, t.opts.RedirectURL) {
+		r, err := t.listen(ctx, stored.RedirectURI)
+		if err == nil {
+			return stored, r, nil
+		}
+		if ctx.Err() != nil {
+			return nil, nil, err
+		}
+		t.debug(ctx, "auth: the registered redirect URI cannot be used; registering again", "redirect_uri", stored.RedirectURI, "err", err)
+	}
+	if d.as.RegistrationEndpoint == "" {
+		if stored == nil {
+			return nil, nil, ErrNoRegistration
+		}
+		// No way to register again: the registration as it is.
+		r, err := t.listen(ctx, t.opts.RedirectURL)
+		if err != nil {
+			return nil, nil, err
+		}
+		return stored, r, nil
+	}
+	r, err := t.listen(ctx, t.opts.RedirectURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := t.register(ctx, d, r.uri)
+	if err == nil {
+		c.RedirectURI = r.uri
+		err = t.store.SaveClient(ctx, d.issuer, c)
+	}
+	if err != nil {
+		r.close()
+		return nil, nil, err
+	}
+	return c, r, nil
+}
+
+// registers reports whether the client identity at d's authorization
+// server comes from dynamic registration (not pre-registered credentials
+// nor a Client ID Metadata Document).
+func (t *Transport) registers(d *discovery) bool {
+	return t.opts.ClientID == "" && (t.opts.ClientMetadataURL == "" || !d.as.ClientIDMetadataDocumentSupported)
+}
+
+// redirectFits reports whether the registered redirect URI serves for the
+// configured one: the same, or, when the configured one names no port, the
+// same with a port.
+func redirectFits(registered, configured string) bool {
+	if registered == configured {
+		return true
+	}
+	r, err := url.Parse(registered)
+	if err != nil {
+		return false
+	}
+	c, err := url.Parse(configured)
+	if err != nil || c.Port() != "" || r.Port() == "" {
+		return false
+	}
+	rp, cp := r.EscapedPath(), c.EscapedPath()
+	if rp == "" {
+		rp = "/"
+	}
+	if cp == "" {
+		cp = "/"
+	}
+	return r.Scheme == c.Scheme && strings.EqualFold(r.Hostname(), c.Hostname()) && rp == cp && r.RawQuery == c.RawQuery
+}
+
+// register performs dynamic client registration (RFC 7591) with
+// redirectURI as the one redirect URI (none for the non-interactive
+// grants).
+func (t *Transport) register(ctx context.Context, d *discovery, redirectURI string) (*ClientInfo, error) {
 	method := AuthMethodNone
 	if sup := d.as.TokenEndpointAuthMethodsSupported; len(sup) > 0 && !slices.Contains(sup, AuthMethodNone) || len(sup) == 0 && !d.as.defaults {
 		method = chooseAuthMethod(sup, true)
 	}
 	appType := "web"
-	if ru, err := url.Parse(t.opts.RedirectURL); err == nil && (isLoopback(ru) || ru.Scheme != "http" && ru.Scheme != "https") {
+	if ru, err := url.Parse(redirectURI); err == nil && (isLoopback(ru) || ru.Scheme != "http" && ru.Scheme != "https") {
 		appType = "native"
 	}
 	meta := map[string]any{
 		"client_name":                t.opts.ClientName,
-		"redirect_uris":              []string{t.opts.RedirectURL},
+		"redirect_uris":              []string{redirectURI},
 		"grant_types":                []string{"authorization_code", "refresh_token"},
 		"response_types":             []string{"code"},
 		"token_endpoint_auth_method": method,
@@ -170,19 +291,16 @@ func safeCode(code string) string {
 
 // authorizationCode runs the authorization code flow with PKCE and returns
 // the token.
-func (t *Transport) authorizationCode(ctx context.Context, d *discovery, c *ClientInfo, scopes []string) (*Token, error) {
+func (t *Transport) authorizationCode(ctx context.Context, d *discovery, scopes []string) (*Token, error) {
 	if t.opts.Authorizer == nil {
 		return nil, fmt.Errorf("%w: no Authorizer configured", ErrAuthorizationResponse)
 	}
-	authorizer, redirectURL := t.opts.Authorizer, t.opts.RedirectURL
-	if l, ok := authorizer.(RedirectListener); ok {
-		p, err := l.Listen(ctx, redirectURL)
-		if err != nil {
-			return nil, err
-		}
-		defer p.Close()
-		authorizer, redirectURL = p, p.RedirectURL()
+	c, r, err := t.interactiveClient(ctx, d)
+	if err != nil {
+		return nil, err
 	}
+	defer r.close()
+	authorizer, redirectURL := r.authorizer, r.uri
 	verifier, challenge := pkce()
 	state := randomString(24)
 	au, err := url.Parse(d.as.AuthorizationEndpoint)

@@ -50,10 +50,19 @@ func StaticAssertion(assertion string) AssertionFunc {
 }
 
 // obtain gets a token with the configured grant.
-func (t *Transport) obtain(ctx context.Context, d *discovery, c *ClientInfo, scopes []string) (*Token, error) {
+func (t *Transport) obtain(ctx context.Context, d *discovery, scopes []string) (*Token, error) {
 	switch t.opts.Grant {
 	case "", GrantAuthorizationCode:
-		return t.authorizationCode(ctx, d, c, scopes)
+		return t.authorizationCode(ctx, d, scopes)
+	case GrantJWTBearer, GrantClientCredentials:
+	default:
+		return nil, fmt.Errorf("auth: unsupported grant %q", t.opts.Grant)
+	}
+	c, err := t.client(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	switch t.opts.Grant {
 	case GrantClientCredentials:
 		form := url.Values{"grant_type": {GrantClientCredentials}, "resource": {d.resource}}
 		if len(scopes) > 0 {

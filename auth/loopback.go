@@ -18,11 +18,14 @@ import (
 
 // RedirectListener is an Authorizer that receives the redirect itself, at
 // a URL it only knows once it listens (a loopback port it picked, for
-// instance). For each authorization the Transport calls Listen with
-// Options.RedirectURL before it builds the authorization URL, sends the
-// returned PendingAuthorization's RedirectURL as redirect_uri in the
-// authorization and token requests, calls its Authorize once and then
-// Close.
+// instance). For each authorization the Transport calls Listen before it
+// registers the client (when it registers one) and builds the
+// authorization URL: with the redirect URI a dynamic registration of its
+// own registered (ClientInfo.RedirectURI), else, or when that one cannot
+// be listened on, with Options.RedirectURL. It registers the returned
+// PendingAuthorization's RedirectURL when it registers, sends it as
+// redirect_uri in the authorization and token requests, calls its
+// Authorize once and then Close.
 type RedirectListener interface {
 	Authorizer
 	Listen(ctx context.Context, redirectURL string) (PendingAuthorization, error)
@@ -52,9 +55,14 @@ type PendingAuthorization interface {
 //
 // Used through a Transport, the redirect URL is Options.RedirectURL (which
 // must be a loopback http URL; http://127.0.0.1/callback by default) with
-// the port the listener got when that URL names none: authorization
-// servers allow any port on loopback redirect URIs (RFC 8252 Section 7.3),
-// so that a registration made with the default URL keeps working.
+// the port the listener got when that URL names none. RFC 8252 Section 7.3
+// asks authorization servers to allow any port on loopback redirect URIs,
+// but many compare them exactly: a client the Transport registers
+// dynamically is registered with the URL and its port, and later
+// authorizations listen on that port again; when it is taken, the
+// Transport registers anew with another. A pre-registered client
+// (Options.ClientID) uses Options.RedirectURL, so register it with a
+// fixed port at servers that compare exactly.
 type LoopbackAuthorizer struct {
 	// Out receives the authorization URL and what to do with it; nil means
 	// os.Stderr.

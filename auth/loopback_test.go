@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -236,4 +238,89 @@ func lookPath(t *testing.T, name string) string {
 	}
 	t.Skipf("no %s in PATH", name)
 	return ""
+}
+
+// TestLoopbackExactRedirect: against an authorization server that compares
+// redirect URIs exactly, port included, the client registers the redirect
+// URI with the port it listens on, later logins listen on that port again
+// with the same registration, and a login that cannot have the port
+// registers again with another.
+func TestLoopbackExactRedirect(t *testing.T) {
+	as := oauthtest.NewServer(oauthtest.Config{ExactRedirect: true})
+	defer as.Close()
+	endpoint := protectedEndpoint(t, as)
+	store := NewFileStore(filepath.Join(t.TempDir(), "auth.json"))
+	login := func() *ClientInfo {
+		t.Helper()
+		ua := newUserAgent(t)
+		la := &LoopbackAuthorizer{Out: ua, NoBrowser: true, Getenv: func(string) string { return "" }}
+		if code := get(t, NewTransport(&Options{Authorizer: la, Store: store}), endpoint); code != 200 {
+			t.Fatalf("status %d; printed:\n%s", code, ua)
+		}
+		<-ua.done
+		list, err := store.Tokens(context.Background())
+		if err != nil || len(list) != 1 {
+			t.Fatalf("tokens %v %v", list, err)
+		}
+		c, err := store.LoadClient(context.Background(), list[0].Key.Issuer)
+		if err != nil || c == nil {
+			t.Fatalf("client %v %v", c, err)
+		}
+		// Forget the token, as auth logout does: the next run logs in.
+		if err := store.SaveToken(context.Background(), list[0].Key, nil); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	first := login()
+	ru, err := url.Parse(first.RedirectURI)
+	if err != nil || ru.Hostname() != "127.0.0.1" || ru.Port() == "" || ru.Path != "/callback" {
+		t.Fatalf("registered redirect URI %q", first.RedirectURI)
+	}
+	if c := as.Counts(); c.Registrations != 1 || c.Authorizations != 1 {
+		t.Fatalf("first login: %+v", c)
+	}
+
+	again := login()
+	if *again != *first {
+		t.Fatalf("second login registered %+v, had %+v", again, first)
+	}
+	if c := as.Counts(); c.Registrations != 1 || c.Authorizations != 2 {
+		t.Fatalf("second login: %+v", c)
+	}
+
+	// Something else holds the port: a new registration, another port.
+	ln, err := net.Listen("tcp", ru.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	third := login()
+	if third.ClientID == first.ClientID || third.RedirectURI == first.RedirectURI {
+		t.Fatalf("third login kept %+v", third)
+	}
+	if c := as.Counts(); c.Registrations != 2 || c.Authorizations != 3 {
+		t.Fatalf("third login: %+v", c)
+	}
+}
+
+func TestRedirectFits(t *testing.T) {
+	for _, tt := range []struct {
+		registered, configured string
+		want                   bool
+	}{
+		{"http://127.0.0.1:5000/callback", "http://127.0.0.1/callback", true},
+		{"http://127.0.0.1:5000/callback", "http://127.0.0.1:5000/callback", true},
+		{"http://127.0.0.1:5000/", "http://127.0.0.1", true},
+		{"http://localhost:5000/callback", "http://localhost/callback", true},
+		{"http://127.0.0.1/callback", "http://127.0.0.1/callback", true},
+		{"http://127.0.0.1:5000/callback", "http://127.0.0.1:6000/callback", false},
+		{"http://127.0.0.1:5000/other", "http://127.0.0.1/callback", false},
+		{"http://localhost:5000/callback", "http://127.0.0.1/callback", false},
+		{"https://127.0.0.1:5000/callback", "http://127.0.0.1/callback", false},
+	} {
+		if got := redirectFits(tt.registered, tt.configured); got != tt.want {
+			t.Errorf("redirectFits(%q, %q) = %t", tt.registered, tt.configured, got)
+		}
+	}
 }

@@ -52,6 +52,11 @@ type ClientInfo struct {
 	// AuthMethod is the token endpoint authentication method:
 	// client_secret_basic, client_secret_post or none.
 	AuthMethod string
+	// RedirectURI is the redirect URI a dynamic registration registered,
+	// exactly (a loopback one with its port); "" when unknown or when the
+	// client has none. Authorizations of the client use it, since
+	// authorization servers may compare redirect URIs exactly.
+	RedirectURI string
 }
 
 // String describes the client without its secret.

@@ -28,7 +28,11 @@ type Options struct {
 	// ClientName is sent in dynamic client registration; "" means "mcpkit".
 	ClientName string
 	// RedirectURL is where the authorization server sends the user agent
-	// back; "" means http://127.0.0.1/callback.
+	// back; "" means http://127.0.0.1/callback. With a RedirectListener
+	// (LoopbackAuthorizer) a URL without a port gets the port the listener
+	// picks, and a dynamic registration registers that exact URL and
+	// keeps it (ClientInfo.RedirectURI): later authorizations listen on
+	// the same port, and register again only when it cannot be had.
 	RedirectURL string
 	// Scopes, when set, replace the scope selection of the specification
 	// (the challenge's scope, else the resource's scopes_supported, else
@@ -347,11 +351,7 @@ func (t *Transport) authorizeLocked(ctx context.Context, req *http.Request, step
 			scopes = append(scopes, "offline_access")
 		}
 	}
-	c, err := t.client(ctx, d)
-	if err != nil {
-		return nil, err
-	}
-	tok, err := t.obtain(ctx, d, c, scopes)
+	tok, err := t.obtain(ctx, d, scopes)
 	if err != nil {
 		return nil, err
 	}

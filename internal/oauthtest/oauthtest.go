@@ -38,6 +38,10 @@ type Config struct {
 	Secret string
 	// Scopes are the scopes_supported of the metadata.
 	Scopes []string
+	// ExactRedirect compares the redirect URI of an authorization request
+	// with the registered ones exactly, port included, as many servers do
+	// (RFC 8252 asks for any port on loopback, which is the default).
+	ExactRedirect bool
 }
 
 // Server is the authorization server.
@@ -188,9 +192,9 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 }
 
 // redirectAllowed reports whether uri matches one of the registered ones,
-// any port on loopback (RFC 8252 Section 7.3). A pre-registered client
-// (registered with none) may use any loopback URI.
-func redirectAllowed(uri string, registered []string) bool {
+// any port on loopback (RFC 8252 Section 7.3) unless exact. A
+// pre-registered client (registered with none) may use any loopback URI.
+func redirectAllowed(uri string, registered []string, exact bool) bool {
 	u, err := url.Parse(uri)
 	if err != nil || u.Scheme != "http" {
 		return false
@@ -203,6 +207,12 @@ func redirectAllowed(uri string, registered []string) bool {
 		return true
 	}
 	for _, r := range registered {
+		if exact {
+			if r == uri {
+				return true
+			}
+			continue
+		}
 		ru, err := url.Parse(r)
 		if err == nil && ru.Scheme == u.Scheme && ru.Hostname() == u.Hostname() && ru.Path == u.Path {
 			return true
@@ -216,7 +226,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, ok := s.clients[q.Get("client_id")]
-	if !ok || !redirectAllowed(q.Get("redirect_uri"), c.redirectURIs) {
+	if !ok || !redirectAllowed(q.Get("redirect_uri"), c.redirectURIs, s.cfg.ExactRedirect) {
 		http.Error(w, "unknown client or redirect URI", http.StatusBadRequest)
 		return
 	}
