@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -73,10 +74,11 @@ func TestConformanceTypeScriptSSEClient(t *testing.T) {
 
 // startNodeServer runs one of the TypeScript SDK servers in sdk/ on a
 // loopback port, in a process group stopped when the test ends, and returns
-// its port.
-func startNodeServer(t *testing.T, bin, script string) string {
+// its port. env, NAME=value, is added to the environment.
+func startNodeServer(t *testing.T, bin, script string, env ...string) string {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(bin, "node"), filepath.Join("sdk", script))
+	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
