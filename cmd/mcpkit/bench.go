@@ -84,7 +84,7 @@ duration.`,
 	t := loadgen.Target{URL: s.target.URL, Header: s.c.headers.h}
 	var proc *benchProcess
 	if s.target.URL == "" {
-		proc, err = startBenchProcess(s.target.Argv, e.Stderr)
+		proc, err = startBenchProcess(s.target.Argv, rawWriter(e.Stderr))
 		if err != nil {
 			return s.fail(err, true)
 		}

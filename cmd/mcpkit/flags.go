@@ -262,7 +262,7 @@ func (s *sub) connect(ctx context.Context, o *client.Options) (*client.Session, 
 	if s.target.URL != "" {
 		sess, err = cl.ConnectURL(ctx, s.target.URL, &streamable.ClientOptions{Header: s.c.headers.h, HTTPClient: hc})
 	} else {
-		sess, err = cl.ConnectCommand(ctx, s.target.Argv[0], s.target.Argv[1:], &stdio.CommandOptions{Stderr: s.e.Stderr})
+		sess, err = cl.ConnectCommand(ctx, s.target.Argv[0], s.target.Argv[1:], &stdio.CommandOptions{Stderr: rawWriter(s.e.Stderr)})
 	}
 	if err != nil {
 		return nil, s.fail(err, true)

@@ -110,8 +110,10 @@ func lookup(name string) *command {
 }
 
 // run runs the command line args (without the program name) and returns
-// the exit code. ctx ends when the user interrupts.
+// the exit code. ctx ends when the user interrupts. What it writes to a
+// terminal has its control characters escaped (see termWriter).
 func run(ctx context.Context, e *env, args []string) int {
+	e = e.forTerminal()
 	if len(args) == 0 {
 		topUsage(e.Stderr)
 		return exitUsage

@@ -163,7 +163,9 @@ func (s *status) progress(text string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.tty {
-		fmt.Fprintf(s.w, "\r\x1b[K%s", text)
+		// The command's own control sequence, past the escaping.
+		io.WriteString(rawWriter(s.w), "\r\x1b[K")
+		io.WriteString(s.w, text)
 		s.open = true
 		return
 	}
@@ -187,7 +189,7 @@ func (s *status) clear() {
 
 func (s *status) clearLocked() {
 	if s.open {
-		io.WriteString(s.w, "\r\x1b[K")
+		io.WriteString(rawWriter(s.w), "\r\x1b[K")
 		s.open = false
 	}
 }
