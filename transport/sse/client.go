@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mcpkit/mcpkit/internal/httpguard"
 	"github.com/mcpkit/mcpkit/transport"
 	"github.com/mcpkit/mcpkit/transport/stdio"
 )
@@ -26,7 +27,9 @@ var ErrNotSSE = errors.New("sse: not an HTTP+SSE server")
 
 // ClientOptions configure Dial. The zero value is usable.
 type ClientOptions struct {
-	// HTTPClient sends the requests; nil means http.DefaultClient.
+	// HTTPClient sends the requests; nil means http.DefaultClient. A
+	// redirect to another origin (scheme, host and port) than the
+	// stream's is never followed, whatever the client's CheckRedirect.
 	HTTPClient *http.Client
 	// Header is added to every request (the GET and each POST).
 	Header http.Header
@@ -62,9 +65,7 @@ func Dial(ctx context.Context, rawURL string, opts *ClientOptions) (*Client, err
 	if opts != nil {
 		o = *opts
 	}
-	if o.HTTPClient == nil {
-		o.HTTPClient = http.DefaultClient
-	}
+	o.HTTPClient = httpguard.SameOriginClient(o.HTTPClient)
 	if o.MaxLineBytes <= 0 {
 		o.MaxLineBytes = stdio.DefaultMaxLineBytes
 	}

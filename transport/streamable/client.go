@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/httpguard"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
 	"github.com/mcpkit/mcpkit/transport"
@@ -19,7 +20,9 @@ import (
 
 // ClientOptions configure a Client. The zero value is usable.
 type ClientOptions struct {
-	// HTTPClient sends the requests; nil means http.DefaultClient.
+	// HTTPClient sends the requests; nil means http.DefaultClient. A
+	// redirect to another origin (scheme, host and port) than the
+	// endpoint's is never followed, whatever the client's CheckRedirect.
 	HTTPClient *http.Client
 	// Header is added to every request (credentials, for instance).
 	Header http.Header
@@ -55,10 +58,7 @@ func NewClient(url string, opts *ClientOptions) *Client {
 	if opts != nil {
 		c.opts = *opts
 	}
-	c.hc = c.opts.HTTPClient
-	if c.hc == nil {
-		c.hc = http.DefaultClient
-	}
+	c.hc = httpguard.SameOriginClient(c.opts.HTTPClient)
 	if c.opts.MaxResumes <= 0 {
 		c.opts.MaxResumes = 5
 	}
