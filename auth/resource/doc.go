@@ -30,10 +30,15 @@
 //
 //   - JWTVerifier validates JWT access tokens (RFC 9068) against the
 //     issuer's keys, found through the issuer's metadata (RFC 8414, then
-//     OpenID Connect Discovery), cached, and fetched again (at most once per
-//     MinRefreshInterval) when a token names an unknown key; algorithms are
+//     OpenID Connect Discovery), cached, and fetched again when the set is
+//     older than KeySetTTL or a token names an unknown key; algorithms are
 //     pinned, iss must match exactly, aud must contain the resource
-//     (RFC 8707), exp and nbf are checked with a leeway;
+//     (RFC 8707), exp and nbf are checked with a leeway. One fetch runs at
+//     a time, bounded by FetchTimeout, and the next starts no sooner than
+//     MinRefreshInterval after it ended; a token signed with a known key
+//     never waits for a fetch (a stale set is refreshed in the
+//     background), and one naming an unknown key waits at most
+//     FetchTimeout;
 //   - IntrospectionVerifier asks the authorization server (RFC 7662),
 //     authenticating with client_secret_basic;
 //   - both enforce sender-constrained tokens (RFC 9449): a token with a
