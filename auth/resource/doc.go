@@ -23,8 +23,13 @@
 //     carry none), and its page can read the challenges; the metadata,
 //     public, is readable by any page (Access-Control-Allow-Origin: *);
 //   - on success the inner handler sees the caller: server.WithPrincipal
-//     and server.WithScopes are set on the request context, and
-//     PrincipalFrom returns the full Principal.
+//     (Principal.ID: the issuer and the sub, or for a token without sub
+//     the client_id, each in its own namespace) and server.WithScopes are
+//     set on the request context, and PrincipalFrom returns the full
+//     Principal. Legacy sessions, HTTP+SSE streams and sealed state are
+//     bound to that ID, so neither a client named like a user nor another
+//     issuer's user of the same name can use them; a token that names
+//     neither sub nor client_id is refused (401 invalid_token).
 //
 // Tokens are checked by a Verifier:
 //

@@ -201,5 +201,9 @@ func (v *IntrospectionVerifier) introspect(ctx context.Context, token string, no
 	if err != nil {
 		return nil, err
 	}
-	return c.principal(exp), nil
+	p := c.principal(exp)
+	if p.Issuer == "" {
+		p.Issuer = v.Issuer
+	}
+	return p, nil
 }

@@ -463,7 +463,7 @@ func TestProtectZitadel(t *testing.T) {
 			if w.Code != 200 || w.Body.String() != "inner "+m {
 				t.Fatalf("%s: %d %s", m, w.Code, w.Body)
 			}
-			if got.principal != svcJWT || !got.scopesSet || !slices.Equal(got.scopes, []string{scopeRead, scopeWrite}) {
+			if got.principal != p.issuer+"#sub="+svcJWT || !got.scopesSet || !slices.Equal(got.scopes, []string{scopeRead, scopeWrite}) {
 				t.Errorf("%s: server context: %+v", m, got)
 			}
 			if got.p == nil || got.p.Subject != svcJWT || got.p.ClientID != svcJWT || got.p.Expiry.IsZero() || got.p.Claims["iss"] != p.issuer {
