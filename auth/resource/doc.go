@@ -45,7 +45,11 @@
 //     background), and one naming an unknown key waits at most
 //     FetchTimeout;
 //   - IntrospectionVerifier asks the authorization server (RFC 7662),
-//     authenticating with client_secret_basic;
+//     authenticating with client_secret_basic; the answer's aud must
+//     contain the resource (an answer without aud is refused unless
+//     AllowMissingAudience), refusals are kept for NegativeCacheTTL, and
+//     calls for tokens not seen active are held to UnknownTokenRate
+//     (beyond it, 503: ErrBusy);
 //   - both enforce sender-constrained tokens (RFC 9449): a token with a
 //     cnf.jkt confirmation must come as "Authorization: DPoP" with a valid
 //     DPoP proof for the request, bound to that key and to the token, and
