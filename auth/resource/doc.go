@@ -53,7 +53,9 @@
 //   - both enforce sender-constrained tokens (RFC 9449): a token with a
 //     cnf.jkt confirmation must come as "Authorization: DPoP" with a valid
 //     DPoP proof for the request, bound to that key and to the token, and
-//     not replayed (DPoPChecker).
+//     not replayed (DPoPChecker: a proof is remembered until it is too old
+//     to be accepted; a replay cache that is full, or holds a key's share,
+//     refuses new proofs with 503 rather than forget live ones).
 //
 // Error values returned by the verifiers never contain the token.
 //

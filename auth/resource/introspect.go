@@ -95,12 +95,6 @@ type refusedToken struct {
 	until time.Time
 }
 
-// ErrBusy is wrapped by the errors of a token that could not be checked
-// for lack of capacity (introspection calls for unknown tokens beyond
-// IntrospectionVerifier.UnknownTokenRate, a DPoP replay cache that is
-// full): not the token's fault, answered 503 with Retry-After.
-var ErrBusy = errors.New("resource: busy")
-
 // Verify implements Verifier.
 func (v *IntrospectionVerifier) Verify(ctx context.Context, token string, req *http.Request) (*Principal, error) {
 	if v.Endpoint == "" || v.Resource == "" {

@@ -105,6 +105,12 @@ var (
 	// ErrInvalidDPoPProof is wrapped by the errors of a missing or bad DPoP
 	// proof for a sender-constrained token.
 	ErrInvalidDPoPProof = errors.New("invalid DPoP proof")
+	// ErrBusy is wrapped by the errors of a token that could not be
+	// checked for lack of capacity (introspection calls for unknown
+	// tokens beyond IntrospectionVerifier.UnknownTokenRate, a DPoP replay
+	// cache that cannot take the proof): not the token's fault; Protect
+	// answers 503 with Retry-After, and the client may try again.
+	ErrBusy = errors.New("resource: busy")
 )
 
 func invalid(format string, args ...any) error {
