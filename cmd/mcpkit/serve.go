@@ -48,7 +48,8 @@ access token from that authorization server, for this endpoint (audience
 --public-url, or the listening URL) and with every --auth-scope; with
 --allow-writes, execute also needs --auth-write-scope (default mcp:write).
 Tokens are checked as JWTs against the issuer's keys, or at
---auth-introspection-url. The metadata clients discover the server by is
+--auth-introspection-url, whose answer must name this endpoint in aud
+(unless --auth-introspection-allow-no-audience). The metadata clients discover the server by is
 served at /.well-known/oauth-protected-resource/mcp. The HTTP+SSE endpoint
 is protected the same way, as a resource of its own: its URL is --sse-path
 resolved against the endpoint's (http://127.0.0.1:8080/sse), its metadata
