@@ -91,9 +91,12 @@
 // Open inspects a PostgreSQL role and refuses one that can do more than
 // read — a superuser, a member of pg_execute_server_program,
 // pg_read_server_files, pg_write_server_files or pg_signal_backend, a
-// BYPASSRLS role, an owner of the served tables — with a *PrivilegeError,
-// unless Options.AllowPrivilegedRole (then it logs a warning per
-// privilege). The README's Security section has the SQL for a reader role
+// BYPASSRLS role, a member of a superuser or BYPASSRLS role, an owner of
+// the served tables, a role that can execute a SECURITY DEFINER function
+// owned by a role with one of those privileges (EXECUTE granted to it, to a
+// role it belongs to, or to PUBLIC, as every function is by default) — with
+// a *PrivilegeError naming each privilege and function, unless
+// Options.AllowPrivilegedRole (then it logs a warning per privilege). The README's Security section has the SQL for a reader role
 // and a writer role.
 //
 // # Limits
