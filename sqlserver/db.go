@@ -55,15 +55,17 @@ type dialect interface {
 	// within ctx's deadline; end releases it and leaves the connection as
 	// it found it.
 	begin(ctx context.Context, db *sql.DB) (q querier, end func(), err error)
-	// exec runs one write statement on db within ctx's deadline.
-	exec(ctx context.Context, db *sql.DB, query string, args []any) (int64, error)
+	// exec runs one write statement on rw within ctx's deadline, once
+	// confirm has accepted the triggers it finds the statement fires, and
+	// reports the rows it affected and the rows changed in all.
+	exec(ctx context.Context, rw *sql.DB, query string, args []any, confirm func(triggerSet) error) (writeResult, error)
 	// oneStatement refuses SQL that is not exactly one statement, where
 	// the database would run more.
 	oneStatement(sql string) error
-	// prepare has the database parse one statement without running it,
-	// where that is possible, so a statement that cannot run is refused
-	// before the user is asked to confirm it.
-	prepare(ctx context.Context, q querier, sql string) error
+	// inspectWrite has the database compile one write statement without
+	// running it, so a statement that cannot run is refused before the
+	// user is asked to confirm it, and lists the triggers it would fire.
+	inspectWrite(ctx context.Context, ro, rw *sql.DB, sql string, args []any) (triggerSet, error)
 	// limitError names the limit err hit, or returns nil.
 	limitError(err error) error
 	listTables(ctx context.Context, q querier) ([]tableRef, error)

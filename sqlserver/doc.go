@@ -49,7 +49,14 @@
 //     only when the answer is accept with confirm true. The confirmation
 //     counts only as the answer to the question this server asked, on this
 //     exact call (server.Request.SingleUse): a replayed confirmed call is
-//     refused rather than run again.
+//     refused rather than run again. The question lists the triggers the
+//     statement fires (SQLite: all those compiled into its program;
+//     PostgreSQL: those on the tables an INSERT, UPDATE, DELETE or MERGE
+//     writes, their partitions and the tables cascading foreign keys
+//     change), the confirmation holds for those only (the write is refused
+//     when they changed), and the result counts the rows changed in all,
+//     triggers and foreign-key actions included, beside those the
+//     statement affected.
 //
 // A failing statement is a tool error carrying the database's message; a
 // limit reached is a tool error naming the limit and the option (and flag
