@@ -35,6 +35,9 @@ type DB struct {
 	// progressEvery is how often long statements report progress.
 	progressEvery time.Duration
 
+	ask  *askCache       // the ask prompt's descriptions of tables
+	life context.Context // cancelled by Close
+
 	stop      context.CancelFunc
 	watchDone chan struct{}
 	closeOnce sync.Once
@@ -71,6 +74,9 @@ type dialect interface {
 	listTables(ctx context.Context, q querier) ([]tableRef, error)
 	describe(ctx context.Context, q querier, t tableRef) (*tableInfo, error)
 	countRows(ctx context.Context, q querier, t tableRef) (n int64, estimated bool, err error)
+	// estimateRows returns the database's estimate of t's rows, without
+	// reading them, where it keeps one.
+	estimateRows(ctx context.Context, q querier, t tableRef) (n float64, ok bool, err error)
 	explain(ctx context.Context, q querier, query string, args []any) (string, error)
 	// newWatcher returns the change detector polling db.
 	newWatcher(db *sql.DB) watcher
@@ -90,12 +96,16 @@ func Open(ctx context.Context, opts *Options) (*DB, error) {
 	if o.WriteScope != "" && !server.ValidScope(o.WriteScope) {
 		return nil, fmt.Errorf("sqlserver: WriteScope %q is not an OAuth scope token", o.WriteScope)
 	}
-	d := &DB{opts: o, slots: make(chan struct{}, o.MaxConcurrent), closing: make(chan struct{}), progressEvery: progressEvery}
+	d := &DB{opts: o, slots: make(chan struct{}, o.MaxConcurrent), closing: make(chan struct{}), progressEvery: progressEvery,
+		ask: newAskCache()}
+	// Connections: MaxConcurrent statements, the ask prompt's computation
+	// (askCache), change detection, and one to spare.
+	conns := o.MaxConcurrent + 3
 	var err error
 	if o.DSN != "" {
 		pg := newPostgresDialect(o)
 		d.dialect = pg
-		d.ro, d.rw, err = openPostgres(o.DSN, o.AllowWrites, pg.maxBodyLen, o.MaxConcurrent+2)
+		d.ro, d.rw, err = openPostgres(o.DSN, o.AllowWrites, pg.maxBodyLen, conns)
 		if err == nil {
 			err = d.checkRole(ctx)
 			if err != nil {
@@ -116,7 +126,7 @@ func Open(ctx context.Context, opts *Options) (*DB, error) {
 			}
 		}
 		d.dialect = sqliteDialect{maxLength: o.MaxResultBytes, maxMemory: o.MaxMemory}
-		d.ro, d.rw, err = openSQLite(path, o.AllowWrites, o.MaxConcurrent+2)
+		d.ro, d.rw, err = openSQLite(path, o.AllowWrites, conns)
 		if err == nil {
 			holdHeapLimit(d, o.MaxMemory/3)
 			d.heapLimit = true
@@ -132,7 +142,7 @@ func Open(ctx context.Context, opts *Options) (*DB, error) {
 	}
 	d.tables = tables
 	wctx, cancel := context.WithCancel(context.Background())
-	d.stop = cancel
+	d.stop, d.life = cancel, wctx
 	d.watchDone = make(chan struct{})
 	if o.PollInterval < 0 {
 		close(d.watchDone)

@@ -130,6 +130,16 @@
 // units column names imply), the dialect, and instructions to answer with
 // one read-only query; both arguments complete table and column names.
 //
+// The descriptions are cached per table until change detection sees the
+// table's data or the schema change, or for five minutes, and computed at
+// most once at a time: concurrent calls share one computation, which runs
+// one statement at a time in a place of its own, outside MaxConcurrent,
+// so queries never wait for it. Its cost is bounded: row counts stop at
+// 100,000 ("at least 100000 rows"; on PostgreSQL a table the planner
+// estimates larger gets the estimate, "~N rows"), only tables within that
+// count are profiled, and profiling ends after twice StatementTimeout,
+// leaving the tables not reached described without a profile.
+//
 // # Change detection
 //
 // A goroutine owned by the DB polls every Options.PollInterval. SQLite:

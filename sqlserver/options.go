@@ -68,7 +68,9 @@ type Options struct {
 	// MaxConcurrent caps the statements running at once, every tool call
 	// and resource read included; 0 means 4. A call waits up to
 	// QueueTimeout for its turn, then fails with a busy error. A statement
-	// that outlives its call's deadline keeps its place until it ends.
+	// that outlives its call's deadline keeps its place until it ends. The
+	// ask prompt's data profile is computed outside these places, one
+	// statement at a time, so that it never holds queries up.
 	MaxConcurrent int
 	// QueueTimeout is how long a call waits for one of MaxConcurrent
 	// places; 0 means 10s.

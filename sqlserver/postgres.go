@@ -405,6 +405,16 @@ func (postgresDialect) countRows(ctx context.Context, q querier, t tableRef) (in
 	return n, false, err
 }
 
+// estimateRows returns pg_class.reltuples, which VACUUM and ANALYZE keep;
+// -1 (PostgreSQL 14 and later) until they first run.
+func (postgresDialect) estimateRows(ctx context.Context, q querier, t tableRef) (float64, bool, error) {
+	var est float64
+	if err := scanOne(ctx, q, `SELECT reltuples::float8 FROM pg_class WHERE oid = $1::bigint::oid`, []any{int64(t.oid)}, &est); err != nil {
+		return 0, false, err
+	}
+	return est, est >= 0, nil
+}
+
 func (postgresDialect) explain(ctx context.Context, q querier, query string, args []any) (string, error) {
 	// With an option list, "ANALYZE SELECT ..." is not EXPLAIN ANALYZE:
 	// the statement is planned, never run.

@@ -31,6 +31,8 @@ func runShared(t *testing.T, e *env) {
 	t.Run("Resources", func(t *testing.T) { testResources(t, e) })
 	t.Run("Completion", func(t *testing.T) { testCompletion(t, e) })
 	t.Run("Prompt", func(t *testing.T) { testPrompt(t, e) })
+	t.Run("AskCache", func(t *testing.T) { testAskCache(t, e) })
+	t.Run("AskCountBounded", func(t *testing.T) { testAskCountBounded(t, e) })
 	t.Run("DescribeExplain", func(t *testing.T) { testDescribeExplain(t, e) })
 }
 

@@ -363,6 +363,12 @@ func (sqliteDialect) countRows(ctx context.Context, q querier, t tableRef) (int6
 	return n, false, err
 }
 
+// estimateRows: SQLite keeps no estimate it would be safe to rely on
+// (sqlite_stat1 exists only after ANALYZE, and ages).
+func (sqliteDialect) estimateRows(context.Context, querier, tableRef) (float64, bool, error) {
+	return 0, false, nil
+}
+
 func scanOne(ctx context.Context, q querier, query string, args []any, dest ...any) error {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
