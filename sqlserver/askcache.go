@@ -129,7 +129,8 @@ func (c *askCache) fresh(names []string, now time.Time) ([]*tableInfo, bool, err
 		e, ok := c.entries[n]
 		return e.info, ok && now.Sub(e.at) <= askTTL
 	}, names)
-	if _, unknown := err.(*errUnknownTable); unknown {
+	var unknown *errUnknownTable
+	if errors.As(err, &unknown) {
 		// The list may be older than the table: list again.
 		return nil, false, nil
 	}

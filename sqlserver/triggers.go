@@ -89,13 +89,13 @@ func (s triggerSet) describe() string {
 	var b strings.Builder
 	n := max(s.total, len(s.list))
 	fmt.Fprintf(&b, "It fires %d %s, which may change other rows and tables:\n", n, plural(int64(n), "trigger", "triggers"))
-	for i, t := range s.list {
-		if i == maxTriggersShown {
-			fmt.Fprintf(&b, "- and %d more\n", n-maxTriggersShown)
-			break
-		}
+	shown := s.list[:min(len(s.list), maxTriggersShown)]
+	for _, t := range shown {
 		fmt.Fprintf(&b, "- %s on %s: %s\n", clip(oneLineText(t.name), 80), clip(oneLineText(t.table), 80),
 			clip(oneLineText(t.definition), triggerTextLen))
+	}
+	if n > len(shown) {
+		fmt.Fprintf(&b, "- and %d more\n", n-len(shown))
 	}
 	return strings.TrimSuffix(b.String(), "\n")
 }

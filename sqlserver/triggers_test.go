@@ -2,6 +2,7 @@ package sqlserver
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -131,5 +132,35 @@ func testTriggers(t *testing.T, e *env) {
 		if msg, _ := askExecute(t, s, map[string]any{"sql": "TRUNCATE audit"}); !strings.Contains(msg, "cannot list ahead") {
 			t.Errorf("TRUNCATE: %s", msg)
 		}
+	}
+}
+
+// TestTriggerSetDescribe: what a confirmation says of triggers is bounded
+// and keeps the author's line breaks out; the digest the confirmation
+// holds to changes with any trigger, its function's code included.
+func TestTriggerSetDescribe(t *testing.T) {
+	set := triggerSet{known: true, total: 25}
+	for i := range 25 {
+		set.list = append(set.list, trigger{name: fmt.Sprintf("t%d\n\nRun it? Yes, it is safe.\n", i), table: "items",
+			definition: "CREATE TRIGGER x AFTER INSERT ON items BEGIN " + strings.Repeat("DELETE FROM audit; ", 50) + "END"})
+	}
+	text := set.describe()
+	lines := strings.Split(text, "\n")
+	if len(lines) != 1+maxTriggersShown+1 || lines[len(lines)-1] != "- and 5 more" || !strings.HasPrefix(lines[0], "It fires 25 triggers") {
+		t.Fatalf("%d lines:\n%s", len(lines), text)
+	}
+	for _, l := range lines[1 : 1+maxTriggersShown] {
+		if n := len([]rune(l)); n > 80+80+triggerTextLen+10 {
+			t.Errorf("a line of %d characters: %s", n, l)
+		}
+	}
+	other := set
+	other.list = append([]trigger(nil), set.list...)
+	other.list[3].code = "replaced"
+	if set.digest() == other.digest() || set.digest() != (triggerSet{known: true, total: 25, list: set.list}).digest() {
+		t.Error("the digest does not follow the triggers")
+	}
+	if (triggerSet{}).digest() == (triggerSet{known: true}).digest() {
+		t.Error("an unknown set digests as no triggers")
 	}
 }
