@@ -34,9 +34,12 @@ an execute tool that runs a statement only after the user confirms it.
 
 A PostgreSQL role that can do more than read (a superuser, a member of
 pg_execute_server_program, pg_read_server_files, pg_write_server_files or
-pg_signal_backend, a BYPASSRLS role, an owner of the served tables) is
-refused: connect as a role made for it (see Security in the README), or
-pass --allow-privileged-role to serve anyway, with a warning.
+pg_signal_backend, a BYPASSRLS role, a member of a superuser or BYPASSRLS
+role, an owner of the served tables, or one that can execute a SECURITY
+DEFINER function owned by such a role, as PUBLIC can unless revoked) is
+refused, naming each privilege and function: connect as a role made for it
+(see Security in the README), or pass --allow-privileged-role to serve
+anyway, with a warning.
 
 It listens on 127.0.0.1:8080 (endpoint /mcp) unless --addr says otherwise,
 or speaks over stdin/stdout with --stdio. Beside /mcp it serves the
