@@ -63,6 +63,19 @@ func Status(pid int, field string) (int64, error) {
 	return 0, fmt.Errorf("memtest: no %s in /proc/%d/status", field, pid)
 }
 
+// RaceFactor is how much larger a budget is under the race detector,
+// whose shadow memory the figures include.
+const RaceFactor = 4
+
+// Budget returns the budget b as measured in this build: b, or b times
+// RaceFactor under the race detector.
+func Budget(b int64) int64 {
+	if Race {
+		return b * RaceFactor
+	}
+	return b
+}
+
 // Watch follows a load on the child pid: it samples the child's resident
 // set until progress (a count the load advances, such as the bytes sent)
 // has not moved for quiet, or until the resident set passes limit (then

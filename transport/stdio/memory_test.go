@@ -19,10 +19,12 @@ import (
 )
 
 // TestMemoryParentStopsReading floods a stdio server, run as a child
-// process with the default options, with 400 requests of 1 MiB from a
-// parent that never reads its output, and checks that the server's peak
-// resident set grows by less than stdioMemoryBudget. Unbounded, the
-// requests read and not answered were all kept (more than 600 MiB).
+// process with the default options, with 400 requests of 1 MiB for its
+// echo tool from a parent that never reads its output, and checks that the
+// server's peak resident set grows by less than stdioMemoryBudget (four
+// times that under the race detector). Unbounded, every request read was
+// kept with its response: the peak grew by 1.2 GiB. Bounded, by about
+// 60 MiB.
 func TestMemoryParentStopsReading(t *testing.T) {
 	if memtest.IsChild(t) {
 		stdioMemoryChild()
@@ -36,6 +38,7 @@ func TestMemoryParentStopsReading(t *testing.T) {
 		requestBytes      = 1 << 20
 		stdioMemoryBudget = 200 << 20
 	)
+	budget := memtest.Budget(stdioMemoryBudget)
 	cmd := memtest.Command(t)
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -84,14 +87,14 @@ func TestMemoryParentStopsReading(t *testing.T) {
 			sent.Add(int64(b.Len()))
 		}
 	}()
-	peak, over, err := memtest.Watch(pid, base+stdioMemoryBudget, 2*time.Second, sent.Load)
+	peak, over, err := memtest.Watch(pid, base+budget, 2*time.Second, sent.Load)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("sent %d MiB of %d requests; server RSS %d MiB before, peak %d MiB (+%d MiB, budget +%d MiB)",
-		sent.Load()>>20, requests, base>>20, peak>>20, (peak-base)>>20, stdioMemoryBudget>>20)
-	if over || peak-base > stdioMemoryBudget {
-		t.Errorf("the server's resident set grew by more than %d MiB (peak %d MiB over %d MiB)", stdioMemoryBudget>>20, peak>>20, base>>20)
+		sent.Load()>>20, requests, base>>20, peak>>20, (peak-base)>>20, budget>>20)
+	if over || peak-base > budget {
+		t.Errorf("the server's resident set grew by more than %d MiB (peak %d MiB over %d MiB)", budget>>20, peak>>20, base>>20)
 	}
 }
 

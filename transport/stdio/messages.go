@@ -1,6 +1,7 @@
 package stdio
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"sync/atomic"
@@ -59,7 +60,7 @@ func ServeMessages(ctx context.Context, h transport.Handler, in MessageReader, o
 			}
 			o := &origin{values: m.Context, done: m.Done}
 			o.refs.Store(1)
-			err = c.message(ctx, m.Data, o)
+			err = c.message(ctx, bytes.TrimSpace(m.Data), o)
 			o.release()
 			if err != nil {
 				return err
