@@ -30,11 +30,13 @@ type Options struct {
 	// of input before they are cancelled; 0 means 2 seconds.
 	// subscriptions/listen streams are ended at once.
 	ShutdownGrace time.Duration
-	// MaxConcurrent bounds the requests handled at once; 0 means 64.
-	// Further requests wait for a turn, in no particular order, while the
-	// input goes on being read (a cancellation, or the client's answer to
-	// a request the server sent, is never stuck behind them).
-	// subscriptions/listen streams do not count.
+	// MaxConcurrent bounds the requests handled at once; 0 means 64. A
+	// request's turn lasts until its response is written, so a peer that
+	// stops reading holds at most this many responses. Further requests
+	// wait for a turn, in no particular order, while the input goes on
+	// being read (a cancellation, or the client's answer to a request the
+	// server sent, is never stuck behind them). subscriptions/listen
+	// streams do not count.
 	MaxConcurrent int
 	// MaxPending bounds the requests read and not yet answered; 0 means
 	// 4,096. A request beyond it is answered at once with a -32603 "server
