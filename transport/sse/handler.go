@@ -46,10 +46,10 @@ type Options struct {
 	// POSTed to it and not yet answered (each counts from before its body
 	// is read, with 4 KiB for the POST that carries it) and their
 	// responses not yet written to the stream; 0 means four times
-	// MaxBodyBytes, at least 1 MiB (16 MiB by default). A POST beyond it is answered 429 with
-	// Retry-After, and is neither read nor kept; a request that comes when
-	// unwritten responses fill it is answered on the stream with a -32603
-	// "server busy" error.
+	// MaxBodyBytes, at least 1 MiB (16 MiB by default). A POST beyond it
+	// is answered 429 with Retry-After, and is neither read nor kept; a
+	// request that comes when unwritten responses fill it is answered on
+	// the stream with a -32603 "server busy" error.
 	MaxStreamBytes int64
 	// MaxBufferedBytes bounds the same bytes for all the streams together;
 	// 0 means 256 MiB (at least MaxStreamBytes). A POST beyond it is

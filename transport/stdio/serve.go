@@ -69,10 +69,11 @@ type Options struct {
 // without one.
 //
 // Each request is served on a goroutine of its own, at most MaxConcurrent
-// at once, within MaxPending and MaxPendingBytes. When Serve returns, every goroutine it started has ended: when
-// ctx ends while the reader is blocked in in.Read, Serve interrupts the read
-// through SetReadDeadline where in has it (os.Stdin on a pipe, net.Conn);
-// with another reader, its goroutine ends when that Read returns.
+// at once, within MaxPending and MaxPendingBytes. When Serve returns, every
+// goroutine it started has ended: when ctx ends while the reader is blocked
+// in in.Read, Serve interrupts the read through SetReadDeadline where in has
+// it (os.Stdin on a pipe, net.Conn); with another reader, its goroutine ends
+// when that Read returns.
 func Serve(ctx context.Context, h transport.Handler, in io.Reader, out io.Writer, opts *Options) error {
 	c := newConn(h, out, opts)
 	return c.run(ctx, func(ctx context.Context) error { return c.readLines(ctx, in) }, in)
