@@ -22,6 +22,10 @@ type CallRequest struct {
 	// Arguments is the argument object as received, already validated
 	// against the tool's input schema.
 	Arguments json.RawMessage
+	// Tool is the tool's definition, as registered; read-only.
+	Tool *protocol.Tool
+
+	entry *toolEntry
 }
 
 // ToolHandler serves tools/call for one tool. A returned *protocol.Error (or
@@ -284,8 +288,15 @@ func (s *Server) serveCallTool(ctx context.Context, r *Request) (protocol.Result
 	if err := r.startInput(ctx); err != nil {
 		return nil, err
 	}
-	req := &CallRequest{Request: r, Name: name, Arguments: args}
-	res, err := guard(s, "tool "+name, e.handler, ctx, req)
+	req := &CallRequest{Request: r, Name: name, Arguments: args, Tool: e.def, entry: e}
+	return (*s.runTool.Load())(ctx, req)
+}
+
+// runHandler is the innermost ToolCallFunc: it runs the tool's handler
+// and checks its result against the tool's output schema.
+func (s *Server) runHandler(ctx context.Context, req *CallRequest) (protocol.Result, error) {
+	e, r := req.entry, req.Request
+	res, err := guard(s, "tool "+req.Name, e.handler, ctx, req)
 	if err != nil {
 		if ir, ok := r.inputRequired(err); ok {
 			return ir, nil
@@ -304,10 +315,10 @@ func (s *Server) serveCallTool(ctx context.Context, r *Request) (protocol.Result
 	}
 	if e.out != nil && !res.IsError {
 		if len(res.StructuredContent) == 0 {
-			return nil, protocol.InternalError("tool " + name + " returned no structuredContent though it declares an output schema")
+			return nil, protocol.InternalError("tool " + req.Name + " returned no structuredContent though it declares an output schema")
 		}
 		if err := e.out.ValidateJSON(res.StructuredContent); err != nil {
-			return nil, protocol.InternalError("tool " + name + " returned structuredContent that does not match its output schema: " + err.Error())
+			return nil, protocol.InternalError("tool " + req.Name + " returned structuredContent that does not match its output schema: " + err.Error())
 		}
 	}
 	return res, nil

@@ -150,9 +150,10 @@ func New(core Core, opts *Options) *Adapter {
 func (a *Adapter) Serve(ctx context.Context, req *transport.Request) (protocol.Result, error) {
 	msg := req.Message
 	if req.Session != nil {
-		s, ok := req.Session.(*Session)
-		if !ok || s.a != a {
-			return nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "the session is not one of this server's", nil)
+		s := a.own(req.Session)
+		if s == nil {
+			// Ended (closed, expired) since the transport found it.
+			return nil, errSessionClosed
 		}
 		if a.principal(ctx) != s.principal {
 			return nil, errOtherPrincipal
@@ -175,8 +176,8 @@ func (a *Adapter) Serve(ctx context.Context, req *transport.Request) (protocol.R
 // from a principal other than the session's are dropped. It implements
 // transport.Handler.
 func (a *Adapter) Receive(ctx context.Context, msg *jsonrpc.Message, sess transport.Session) {
-	s, ok := sess.(*Session)
-	if !ok || s.a != a || a.principal(ctx) != s.principal {
+	s := a.own(sess)
+	if s == nil || a.principal(ctx) != s.principal {
 		return
 	}
 	if msg.IsResponse() {
@@ -320,6 +321,21 @@ func (a *Adapter) Session(ctx context.Context, id string) (transport.Session, er
 	}
 	s.touch()
 	return s, nil
+}
+
+// own returns the open session of this adapter that sess is, or nil: the
+// session a transport hands back is looked up, never converted.
+func (a *Adapter) own(sess transport.Session) *Session {
+	if sess == nil {
+		return nil
+	}
+	a.mu.Lock()
+	s := a.sessions[sess.ID()]
+	a.mu.Unlock()
+	if s == nil || transport.Session(s) != sess {
+		return nil
+	}
+	return s
 }
 
 // Sessions returns the number of open sessions.

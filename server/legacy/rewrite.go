@@ -20,10 +20,13 @@ import (
 // maps the typed result or error to the legacy shapes.
 func (s *Session) serveCore(ctx context.Context, req *transport.Request) (protocol.Result, error) {
 	msg := req.Message
-	// One allocation for the core's context and request, reused by the
-	// rounds, which run one after the other.
-	c := &coreCall{ctx: sessionContext{Context: ctx, s: s}}
-	notifier := s.rev.notifier(req.Notifier)
+	// One allocation for the core's request, reused by the rounds, which
+	// run one after the other.
+	c := &coreCall{}
+	var notifier transport.Notifier
+	if req.Notifier != nil {
+		notifier = sessionNotifier{s: s, n: s.rev.notifier(req.Notifier)}
+	}
 	var answers map[string]json.RawMessage
 	state := ""
 	for round := 0; ; round++ {
@@ -32,8 +35,8 @@ func (s *Session) serveCore(ctx context.Context, req *transport.Request) (protoc
 			return nil, err
 		}
 		c.msg = jsonrpc.Message{ID: msg.ID, Method: msg.Method, Params: p}
-		c.req = transport.Request{Message: &c.msg, Notifier: notifier, Cancel: req.Cancel, CloseStream: req.CloseStream}
-		res, err := s.a.core.ServeModern(&c.ctx, &c.req)
+		c.req = transport.Request{Message: &c.msg, Session: s, Notifier: notifier, Cancel: req.Cancel, CloseStream: req.CloseStream}
+		res, err := s.a.core.ServeModern(ctx, &c.req)
 		if err != nil {
 			return nil, legacyError(err)
 		}
@@ -66,34 +69,11 @@ func (s *Session) serveCore(ctx context.Context, req *transport.Request) (protoc
 	}
 }
 
-// coreCall is what serveCore hands the core: the context, which names the
-// session, and the request.
+// coreCall is what serveCore hands the core: the request of a round,
+// whose Session names the session it belongs to.
 type coreCall struct {
-	ctx sessionContext
 	req transport.Request
 	msg jsonrpc.Message
-}
-
-type sessionKey struct{}
-
-// sessionContext is a request's context that names its session.
-type sessionContext struct {
-	context.Context
-	s *Session
-}
-
-func (c *sessionContext) Value(key any) any {
-	if key == (sessionKey{}) {
-		return c.s
-	}
-	return c.Context.Value(key)
-}
-
-// SessionFrom returns the session the core serves a request for, from the
-// request's context: nil for a modern request.
-func SessionFrom(ctx context.Context) *Session {
-	s, _ := ctx.Value(sessionKey{}).(*Session)
-	return s
 }
 
 // inputParams encodes the params of a request for the client as the

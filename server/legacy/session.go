@@ -95,6 +95,9 @@ func (s *Session) expired(now time.Time) bool {
 	return !s.busy() && now.Sub(time.Unix(0, s.lastUsed.Load())) > s.a.opts.IdleTimeout
 }
 
+// errSessionClosed answers a request of a session that has ended.
+var errSessionClosed = jsonrpc.NewError(protocol.CodeInvalidRequest, "session closed", nil)
+
 // inflight is a request of the session being served.
 type inflight struct {
 	cancel   context.CancelFunc
@@ -264,7 +267,7 @@ func (s *Session) serve(ctx context.Context, req *transport.Request) (protocol.R
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "session closed", nil)
+		return nil, errSessionClosed
 	}
 	s.inflight[msg.ID] = inflight{cancel: cancel, attached: req.Attached}
 	s.mu.Unlock()
@@ -321,12 +324,10 @@ func (s *Session) handle(ctx context.Context, req *transport.Request) (protocol.
 		s.mu.Unlock()
 		s.save()
 		return &protocol.EmptyResult{}, nil
-	case protocol.MethodToolsList, protocol.MethodToolsCall, protocol.MethodResourcesList,
-		protocol.MethodResourceTemplatesList, protocol.MethodResourcesRead,
-		protocol.MethodPromptsList, protocol.MethodPromptsGet, protocol.MethodComplete:
-		return s.serveCore(ctx, req)
 	}
-	return nil, protocol.MethodNotFound(msg.Method)
+	// Every other method is the core's: its method table says which it
+	// serves to legacy sessions.
+	return s.serveCore(ctx, req)
 }
 
 func orEmpty(b []byte) []byte {
