@@ -33,7 +33,6 @@ type Request struct {
 	out    *requestNotifier
 	input  *inputState // nil where MRTR is not allowed
 
-	closeStream func() // the transport's, or nil
 	// session is the legacy session the request belongs to (rewritten
 	// into the modern form by the legacy adapter); nil in the modern era.
 	session transport.Session
@@ -63,7 +62,7 @@ func PrincipalFrom(ctx context.Context) string { return transport.PrincipalFrom(
 
 func (s *Server) newRequest(ctx context.Context, req *transport.Request) (*Request, error) {
 	msg, n := req.Message, req.Notifier
-	r := &Request{ID: msg.ID, Method: msg.Method, server: s, params: msg.Params, Principal: PrincipalFrom(ctx), closeStream: req.CloseStream, session: req.Session}
+	r := &Request{ID: msg.ID, Method: msg.Method, server: s, params: msg.Params, Principal: PrincipalFrom(ctx), session: req.Session}
 	r.granted, r.authz = grantedScopes(ctx)
 	if len(msg.Params) > 0 {
 		if firstByte(msg.Params) != '{' {
@@ -196,15 +195,4 @@ func (r *Request) Log(level protocol.LoggingLevel, logger string, data any) erro
 		return nil
 	}
 	return r.notify(protocol.NotificationMessage, protocol.LoggingMessageParams{Level: level, Logger: logger, Data: data})
-}
-
-// CloseStream asks the transport to close the connection carrying this
-// request's response while the request goes on, where the era allows it: a
-// legacy (2025-11-25) client then reconnects with Last-Event-ID and receives
-// the rest. Elsewhere — modern streams, where closing means cancelling, and
-// stdio — it does nothing.
-func (r *Request) CloseStream() {
-	if r.closeStream != nil {
-		r.closeStream()
-	}
 }

@@ -222,6 +222,9 @@ var (
 // initialize and the requests of legacy sessions through the legacy
 // adapter (Options.Legacy). It implements transport.Handler.
 func (s *Server) Serve(ctx context.Context, req *transport.Request) (protocol.Result, error) {
+	if req.Kind == transport.KindModern && !s.opts.Legacy.ModernDisabled {
+		return s.ServeModern(ctx, req)
+	}
 	return s.front.Serve(ctx, req)
 }
 
@@ -242,7 +245,7 @@ func (s *Server) Legacy() transport.Legacy { return s.front.Legacy() }
 func (s *Server) ServeModern(ctx context.Context, req *transport.Request) (protocol.Result, error) {
 	msg := req.Message
 	era := EraModern
-	if req.Session != nil {
+	if req.Kind == transport.KindSession {
 		era = EraLegacy
 	}
 	m := s.method(msg.Method, era)

@@ -144,12 +144,13 @@ func New(core Core, opts *Options) *Adapter {
 	return a
 }
 
-// Serve answers a request of either era: initialize (which opens a
-// session and sets req.Session) and the requests of a session through the
-// session, modern requests with the core. It implements transport.Handler.
+// Serve answers a request of either era, as its transport classified it
+// (req.Kind): initialize opens a session (the result is a
+// *transport.Opened), a session's requests are served through the
+// session, modern requests by the core. It implements transport.Handler.
 func (a *Adapter) Serve(ctx context.Context, req *transport.Request) (protocol.Result, error) {
-	msg := req.Message
-	if req.Session != nil {
+	switch req.Kind {
+	case transport.KindSession:
 		s := a.own(req.Session)
 		if s == nil {
 			// Ended (closed, expired) since the transport found it.
@@ -159,8 +160,7 @@ func (a *Adapter) Serve(ctx context.Context, req *transport.Request) (protocol.R
 			return nil, errOtherPrincipal
 		}
 		return s.serve(ctx, req)
-	}
-	if msg.Method == protocol.MethodInitialize && !transport.IsModern(msg) {
+	case transport.KindInitialize:
 		return a.initialize(ctx, req)
 	}
 	if a.opts.ModernDisabled {
@@ -230,7 +230,7 @@ type initializeResult struct {
 }
 
 // initialize answers initialize with version negotiation and opens a
-// session, which it sets as req.Session.
+// session, which it returns with the result.
 func (a *Adapter) initialize(ctx context.Context, req *transport.Request) (protocol.Result, error) {
 	if a.Legacy() == nil {
 		return nil, a.refuseInitialize()
@@ -262,8 +262,8 @@ func (a *Adapter) initialize(ctx context.Context, req *transport.Request) (proto
 	}
 	s.save()
 	a.startBG.Do(a.background)
-	req.Session = s
-	return &initializeResult{ProtocolVersion: version, Capabilities: s.rev.serverCapabilities(a.core.Capabilities()), ServerInfo: s.rev.implementation(a.core.Info()), Instructions: a.core.Instructions()}, nil
+	res := &initializeResult{ProtocolVersion: version, Capabilities: s.rev.serverCapabilities(a.core.Capabilities()), ServerInfo: s.rev.implementation(a.core.Info()), Instructions: a.core.Instructions()}
+	return &transport.Opened{Result: res, Session: s}, nil
 }
 
 // principal returns the authenticated caller of the request of ctx.

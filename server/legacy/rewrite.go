@@ -35,7 +35,7 @@ func (s *Session) serveCore(ctx context.Context, req *transport.Request) (protoc
 			return nil, err
 		}
 		c.msg = jsonrpc.Message{ID: msg.ID, Method: msg.Method, Params: p}
-		c.req = transport.Request{Message: &c.msg, Session: s, Notifier: notifier, Cancel: req.Cancel, CloseStream: req.CloseStream}
+		c.req = transport.Request{Message: &c.msg, Kind: transport.KindSession, Session: s, Notifier: notifier, Cancel: req.Cancel}
 		res, err := s.a.core.ServeModern(ctx, &c.req)
 		if err != nil {
 			return nil, legacyError(err)

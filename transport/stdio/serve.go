@@ -93,6 +93,7 @@ type call struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	msg    *jsonrpc.Message
+	kind   transport.Kind
 	sess   transport.Session // the request's legacy session, or nil
 	listen bool
 	batch  *batch // the batch the request came in, or nil
@@ -257,9 +258,11 @@ func (c *conn) dispatch(ctx context.Context, msg *jsonrpc.Message, err error, b 
 		c.reply(b, jsonrpc.AppendError(nil, id, e))
 		return
 	}
-	// A message of the modern era belongs to no session.
+	// The message's era, decided once: a modern message belongs to no
+	// session.
 	sess := c.currentSession()
-	if sess != nil && transport.IsModern(msg) {
+	kind := transport.Classify(msg, sess)
+	if kind != transport.KindSession {
 		sess = nil
 	}
 	switch {
@@ -268,11 +271,11 @@ func (c *conn) dispatch(ctx context.Context, msg *jsonrpc.Message, err error, b 
 			c.reply(b, jsonrpc.AppendError(nil, msg.ID, jsonrpc.NewError(protocol.CodeInvalidRequest, "initialize must not be part of a batch", nil)))
 			return
 		}
-		if msg.Method == protocol.MethodInitialize && c.legacy != nil && c.currentSession() == nil && !transport.IsModern(msg) {
+		if kind == transport.KindInitialize {
 			c.initialize(ctx, msg)
 			return
 		}
-		c.start(ctx, msg, sess, b)
+		c.start(ctx, msg, kind, sess, b)
 	case msg.IsNotification() && msg.Method == protocol.NotificationCancelled:
 		// Requests of both eras are registered here as they are read, so
 		// a cancellation that follows its request at once finds it.
@@ -294,10 +297,10 @@ func (c *conn) currentSession() transport.Session {
 func (c *conn) initialize(ctx context.Context, msg *jsonrpc.Message) {
 	ictx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	req := &transport.Request{Message: msg, Cancel: cancel}
-	res, err := c.h.Serve(ictx, req)
+	res, err := c.h.Serve(ictx, &transport.Request{Message: msg, Kind: transport.KindInitialize, Cancel: cancel})
 	resp := transport.Respond(ictx, msg.ID, res, err)
-	if sess := req.Session; sess != nil {
+	if o, ok := res.(*transport.Opened); ok && o.Session != nil {
+		sess := o.Session
 		done := make(chan struct{})
 		c.mu.Lock()
 		if c.closing {
@@ -329,9 +332,9 @@ func (c *conn) initialize(ctx context.Context, msg *jsonrpc.Message) {
 
 // start registers a request and serves it on a goroutine of its own; b is
 // the batch it came in, or nil.
-func (c *conn) start(ctx context.Context, msg *jsonrpc.Message, sess transport.Session, b *batch) {
+func (c *conn) start(ctx context.Context, msg *jsonrpc.Message, kind transport.Kind, sess transport.Session, b *batch) {
 	cctx, cancel := context.WithCancel(ctx)
-	cl := &call{c: c, ctx: cctx, cancel: cancel, msg: msg, sess: sess, batch: b,
+	cl := &call{c: c, ctx: cctx, cancel: cancel, msg: msg, kind: kind, sess: sess, batch: b,
 		listen: sess == nil && msg.Method == protocol.MethodSubscriptionsListen}
 	c.mu.Lock()
 	if c.closing {
@@ -368,7 +371,7 @@ func (c *conn) serve(cl *call) {
 	defer cl.cancel()
 	var resp *jsonrpc.Response
 	if c.turn(cl) {
-		res, err := c.h.Serve(cl.ctx, &transport.Request{Message: cl.msg, Session: cl.sess, Notifier: cl, Cancel: cl.cancel})
+		res, err := c.h.Serve(cl.ctx, &transport.Request{Message: cl.msg, Kind: cl.kind, Session: cl.sess, Notifier: cl, Cancel: cl.cancel})
 		if !cl.listen {
 			<-c.sem
 		}

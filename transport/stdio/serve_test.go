@@ -582,8 +582,8 @@ func TestServeContextCancelIdle(t *testing.T) {
 }
 
 // TestServeWrappedHandler: a handler wrapped with middleware keeps every
-// message kind: requests pass the middleware, client responses and
-// notifications still reach the handler.
+// message kind: requests, client responses and notifications all pass the
+// middleware and reach the handler.
 func TestServeWrappedHandler(t *testing.T) {
 	checkLeaks(t)
 	st := newStub()
@@ -604,8 +604,8 @@ func TestServeWrappedHandler(t *testing.T) {
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if seen.Load() != 1 || len(st.responses) != 1 || len(st.notes) != 1 {
-		t.Errorf("middleware saw %d requests; handler got responses %v, notifications %v", seen.Load(), st.responses, st.notes)
+	if seen.Load() != 3 || len(st.responses) != 1 || len(st.notes) != 1 {
+		t.Errorf("middleware saw %d messages; handler got responses %v, notifications %v", seen.Load(), st.responses, st.notes)
 	}
 }
 
