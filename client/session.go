@@ -403,5 +403,3 @@ func orEmpty(b []byte) []byte {
 	}
 	return b
 }
-
-func idKey(id jsonrpc.ID) string { return string(id.Raw()) }

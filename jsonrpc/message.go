@@ -238,14 +238,6 @@ func Unquote(raw []byte) (string, bool) { return unquote(raw) }
 
 func quoteJSON(s string) string { return string(appendString(nil, s)) }
 
-func firstByte(b []byte) byte {
-	b = bytes.TrimLeft(b, " \t\r\n")
-	if len(b) == 0 {
-		return 0
-	}
-	return b[0]
-}
-
 // AppendRequest appends the encoding of a request (or, with an absent id, a
 // notification) to dst. params must be a JSON object or nil.
 func AppendRequest(dst []byte, id ID, method string, params json.RawMessage) []byte {

@@ -78,10 +78,12 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Server is the stateless core of an MCP server: registries of tools,
-// resources and prompts, and Handle, which answers one request from the
-// request alone. It is safe for concurrent use; register features before or
-// while serving.
+// Server is an MCP server: the stateless core (a method table, and the
+// registries of tools, resources and prompts its built-in methods serve),
+// which answers a modern request from the request alone, and the legacy
+// adapter in front of it, which serves the sessions of handshake-era
+// clients. Serve answers every request; it is safe for concurrent use.
+// Register features before or while serving.
 type Server struct {
 	info     protocol.Implementation
 	opts     Options

@@ -389,7 +389,7 @@ func decodeBody(w http.ResponseWriter, body []byte) (*jsonrpc.Message, bool) {
 		if msg != nil {
 			id = msg.ID
 		}
-		httpguard.WriteError(w, http.StatusBadRequest, &id, err.(*jsonrpc.Error))
+		httpguard.WriteError(w, http.StatusBadRequest, &id, decodeError(err))
 		return nil, false
 	}
 	return msg, true
@@ -410,3 +410,12 @@ func (x *Handler) serveRecovered(ctx context.Context, req *transport.Request) (r
 
 // errPanic answers a request whose handler panicked.
 var errPanic = jsonrpc.NewError(protocol.CodeInternalError, "internal error", nil)
+
+// decodeError is the JSON-RPC error of a message jsonrpc.Decode refused.
+func decodeError(err error) *jsonrpc.Error {
+	var e *jsonrpc.Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return jsonrpc.NewError(protocol.CodeParseError, "parse error: "+err.Error(), nil)
+}

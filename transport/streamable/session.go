@@ -130,7 +130,7 @@ func (x *Handler) serveBatch(w http.ResponseWriter, r *http.Request, sess transp
 			if msg != nil {
 				id = msg.ID
 			}
-			resp = jsonrpc.AppendError(nil, id, err.(*jsonrpc.Error))
+			resp = jsonrpc.AppendError(nil, id, decodeError(err))
 		case msg.IsNotification(), msg.IsResponse():
 			x.h.Receive(r.Context(), msg, sess)
 		case transport.Classify(msg, sess) != transport.KindSession:
@@ -161,13 +161,13 @@ func (x *Handler) serveBatch(w http.ResponseWriter, r *http.Request, sess transp
 	_, _ = w.Write(append(out, ']'))
 }
 
-// servesLegacy reports whether the handler serves the legacy revision.
 // headerless reports whether a revision predates the MCP-Protocol-Version
 // header (2024-11-05, 2025-03-26).
 func headerless(version string) bool {
 	return version == protocol.Version2024_11_05 || version == protocol.Version2025_03_26
 }
 
+// servesLegacy reports whether the handler serves the legacy revision.
 func (x *Handler) servesLegacy(version string) bool {
 	for _, v := range x.legacy.Versions() {
 		if v == version {
