@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -44,9 +45,8 @@ func (s *Server) newListen(r *Request) (*listenStream, error) {
 	if n, max := len(p.Notifications.ResourceSubscriptions), s.maxListenURIs(); n > max {
 		return nil, protocol.InvalidParams(fmt.Sprintf("subscriptions/listen: %d resourceSubscriptions, more than the %d one stream may have", n, max))
 	}
-	if max := s.maxListenStreams(); s.listens.Add(1) > int64(max) {
-		s.listens.Add(-1)
-		return nil, protocol.Mark(protocol.InternalError(fmt.Sprintf("server busy: %d subscriptions/listen streams are open, its limit; try again later", max)), protocol.ErrUnavailable)
+	if err := s.listens.open(r.Principal, s.maxListenStreams(), s.maxListenStreamsOf(r.Principal)); err != nil {
+		return nil, err
 	}
 	l := &listenStream{s: s, r: r, sub: r.ID, ack: s.acknowledge(p.Notifications)}
 	// Resources the caller may not read are not watched: the
@@ -70,10 +70,11 @@ func (s *Server) newListen(r *Request) (*listenStream, error) {
 	return l, nil
 }
 
-// release counts the stream out of MaxListenStreams; once only.
+// release counts the stream out of MaxListenStreams and its principal's
+// share; once only.
 func (l *listenStream) release() {
 	if l.released.CompareAndSwap(false, true) {
-		l.s.listens.Add(-1)
+		l.s.listens.close(l.r.Principal)
 	}
 }
 
@@ -82,6 +83,59 @@ func (s *Server) maxListenStreams() int {
 		return s.opts.MaxListenStreams
 	}
 	return 10_000
+}
+
+// maxListenStreamsOf is the most listen streams principal may have open.
+func (s *Server) maxListenStreamsOf(principal string) int {
+	switch {
+	case s.opts.MaxListenStreamsPerPrincipal > 0:
+		return s.opts.MaxListenStreamsPerPrincipal
+	case principal == "":
+		return s.maxListenStreams()
+	}
+	return max(1, s.maxListenStreams()/100)
+}
+
+// listenCount counts the open listen streams, in all and per principal.
+type listenCount struct {
+	mu  sync.Mutex
+	all int
+	by  map[string]int
+}
+
+// open counts one more stream of principal, unless max are open or perMax
+// of principal's.
+func (c *listenCount) open(principal string, max, perMax int) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.all >= max {
+		return protocol.Mark(protocol.InternalError(fmt.Sprintf("server busy: %d subscriptions/listen streams are open, its limit; try again later", max)), protocol.ErrUnavailable)
+	}
+	if c.by[principal] >= perMax {
+		return protocol.Mark(protocol.InternalError(fmt.Sprintf("server busy: %d subscriptions/listen streams of yours are open, the limit of one caller; close one or try again later", perMax)), protocol.ErrUnavailable)
+	}
+	if c.by == nil {
+		c.by = map[string]int{}
+	}
+	c.all++
+	c.by[principal]++
+	return nil
+}
+
+func (c *listenCount) close(principal string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.all--
+	if c.by[principal]--; c.by[principal] <= 0 {
+		delete(c.by, principal)
+	}
+}
+
+// count returns the open streams.
+func (c *listenCount) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.all
 }
 
 func (s *Server) maxListenURIs() int {

@@ -197,7 +197,7 @@ func TestListenLimits(t *testing.T) {
 			t.Fatalf("after the first stream ended: %s", ack)
 		}
 		cancel2()
-		for s.listens.Load() != 0 {
+		for s.listens.count() != 0 {
 			time.Sleep(time.Millisecond)
 		}
 		if r := refused(`{"resourceSubscriptions":["a","b","c","d"]}`); r == nil || r.Error == nil || r.Error.Code != protocol.CodeInvalidParams {
@@ -230,5 +230,61 @@ func TestListenLeavesOutResourcesTheCallerMayNotRead(t *testing.T) {
 	s.NotifyResourceUpdated("test://secret")
 	if got := next(t, n2); !strings.Contains(got, `"uri":"test://secret"`) {
 		t.Fatalf("update = %s", got)
+	}
+}
+
+// TestListenPerPrincipal: one principal may open a hundredth of
+// MaxListenStreams (here 2) by default, callers without a principal share
+// MaxListenStreams, and MaxListenStreamsPerPrincipal, when set, applies to
+// all.
+func TestListenPerPrincipal(t *testing.T) {
+	s := listenServer()
+	s.opts.MaxListenStreams = 200
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	as := func(principal string) context.Context { return WithPrincipal(ctx, principal) }
+	open := func(ctx context.Context) (*jsonrpc.Response, bool) {
+		n, done := startListen(t, ctx, s, `{"toolsListChanged":true}`)
+		select {
+		case <-n:
+			return nil, true
+		case r := <-done:
+			return r, false
+		}
+	}
+	aliceCtx, endAlice := context.WithCancel(as("alice"))
+	if _, ok := open(aliceCtx); !ok {
+		t.Fatal("alice's first stream")
+	}
+	if _, ok := open(as("alice")); !ok {
+		t.Fatal("alice's second stream")
+	}
+	r, ok := open(as("alice"))
+	if ok || r == nil || r.Error == nil || !strings.Contains(r.Error.Message, "of yours") {
+		t.Fatalf("alice's third stream: %+v", r)
+	}
+	if _, ok := open(as("bob")); !ok {
+		t.Fatal("bob's stream")
+	}
+	for i := range 3 {
+		if _, ok := open(ctx); !ok {
+			t.Fatalf("anonymous stream %d", i)
+		}
+	}
+	endAlice()
+	for {
+		if _, ok := open(as("alice")); ok {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+
+	s2 := listenServer()
+	s2.opts.MaxListenStreamsPerPrincipal = 1
+	n, _ := startListen(t, ctx, s2, `{"toolsListChanged":true}`)
+	next(t, n)
+	_, done := startListen(t, ctx, s2, `{"toolsListChanged":true}`)
+	if r := <-done; r == nil || r.Error == nil || !strings.Contains(r.Error.Message, "of yours") {
+		t.Fatalf("a second anonymous stream with MaxListenStreamsPerPrincipal 1: %+v", r)
 	}
 }

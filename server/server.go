@@ -47,6 +47,15 @@ type Options struct {
 	// MaxListenStreams caps the subscriptions/listen streams open at once;
 	// 0 means 10,000. One more is refused (HTTP 503 over Streamable HTTP).
 	MaxListenStreams int
+	// MaxListenStreamsPerPrincipal caps the listen streams one principal
+	// (PrincipalFrom) has open at once, so that one caller cannot take
+	// them all. 0 means a hundredth of MaxListenStreams (100, at least 1)
+	// for every authenticated principal, while callers without one (no
+	// authentication in front: the "" principal, which nothing tells
+	// apart) share MaxListenStreams; a value set applies to every
+	// principal, "" included. One more is refused as beyond
+	// MaxListenStreams.
+	MaxListenStreamsPerPrincipal int
 	// MaxListenURIs caps the resourceSubscriptions of one listen request;
 	// 0 means 1,000. More is refused with -32602.
 	MaxListenURIs int
@@ -91,7 +100,7 @@ type Server struct {
 	meta     *protocol.ResultMeta // shared, read-only
 	sealer   *sealer
 	once     OnceStore
-	listens  atomic.Int64 // open listen streams
+	listens  listenCount
 	feed     Feed
 	logger   *slog.Logger
 	front    *legacy.Adapter // serves both eras in front of the core

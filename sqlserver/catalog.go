@@ -26,6 +26,8 @@ type tableInfo struct {
 	RowCount          *int64       `json:"row_count,omitempty" description:"Number of rows"`
 	RowCountEstimated bool         `json:"row_count_estimated,omitempty" description:"row_count is the planner's estimate (large PostgreSQL tables)"`
 	Sample            *sampleRows  `json:"sample,omitempty" description:"The first rows of the table"`
+
+	rowCountAtLeast bool // RowCount is where counting stopped (the ask prompt)
 }
 
 type columnInfo struct {
@@ -160,6 +162,8 @@ func (t *tableInfo) text() string {
 		approx := ""
 		if t.RowCountEstimated {
 			approx = "~"
+		} else if t.rowCountAtLeast {
+			approx = "at least "
 		}
 		fmt.Fprintf(&b, " (%s%d %s)", approx, *t.RowCount, plural(*t.RowCount, "row", "rows"))
 	}

@@ -35,6 +35,9 @@ type DB struct {
 	// progressEvery is how often long statements report progress.
 	progressEvery time.Duration
 
+	ask  *askCache       // the ask prompt's descriptions of tables
+	life context.Context // cancelled by Close
+
 	stop      context.CancelFunc
 	watchDone chan struct{}
 	closeOnce sync.Once
@@ -55,20 +58,25 @@ type dialect interface {
 	// within ctx's deadline; end releases it and leaves the connection as
 	// it found it.
 	begin(ctx context.Context, db *sql.DB) (q querier, end func(), err error)
-	// exec runs one write statement on db within ctx's deadline.
-	exec(ctx context.Context, db *sql.DB, query string, args []any) (int64, error)
+	// exec runs one write statement on rw within ctx's deadline, once
+	// confirm has accepted the triggers it finds the statement fires, and
+	// reports the rows it affected and the rows changed in all.
+	exec(ctx context.Context, rw *sql.DB, query string, args []any, confirm func(triggerSet) error) (writeResult, error)
 	// oneStatement refuses SQL that is not exactly one statement, where
 	// the database would run more.
 	oneStatement(sql string) error
-	// prepare has the database parse one statement without running it,
-	// where that is possible, so a statement that cannot run is refused
-	// before the user is asked to confirm it.
-	prepare(ctx context.Context, q querier, sql string) error
+	// inspectWrite has the database compile one write statement without
+	// running it, so a statement that cannot run is refused before the
+	// user is asked to confirm it, and lists the triggers it would fire.
+	inspectWrite(ctx context.Context, ro, rw *sql.DB, sql string, args []any) (triggerSet, error)
 	// limitError names the limit err hit, or returns nil.
 	limitError(err error) error
 	listTables(ctx context.Context, q querier) ([]tableRef, error)
 	describe(ctx context.Context, q querier, t tableRef) (*tableInfo, error)
 	countRows(ctx context.Context, q querier, t tableRef) (n int64, estimated bool, err error)
+	// estimateRows returns the database's estimate of t's rows, without
+	// reading them, where it keeps one.
+	estimateRows(ctx context.Context, q querier, t tableRef) (n float64, ok bool, err error)
 	explain(ctx context.Context, q querier, query string, args []any) (string, error)
 	// newWatcher returns the change detector polling db.
 	newWatcher(db *sql.DB) watcher
@@ -88,12 +96,16 @@ func Open(ctx context.Context, opts *Options) (*DB, error) {
 	if o.WriteScope != "" && !server.ValidScope(o.WriteScope) {
 		return nil, fmt.Errorf("sqlserver: WriteScope %q is not an OAuth scope token", o.WriteScope)
 	}
-	d := &DB{opts: o, slots: make(chan struct{}, o.MaxConcurrent), closing: make(chan struct{}), progressEvery: progressEvery}
+	d := &DB{opts: o, slots: make(chan struct{}, o.MaxConcurrent), closing: make(chan struct{}), progressEvery: progressEvery,
+		ask: newAskCache()}
+	// Connections: MaxConcurrent statements, the ask prompt's computation
+	// (askCache), change detection, and one to spare.
+	conns := o.MaxConcurrent + 3
 	var err error
 	if o.DSN != "" {
 		pg := newPostgresDialect(o)
 		d.dialect = pg
-		d.ro, d.rw, err = openPostgres(o.DSN, o.AllowWrites, pg.maxBodyLen, o.MaxConcurrent+2)
+		d.ro, d.rw, err = openPostgres(o.DSN, o.AllowWrites, pg.maxBodyLen, conns)
 		if err == nil {
 			err = d.checkRole(ctx)
 			if err != nil {
@@ -114,7 +126,7 @@ func Open(ctx context.Context, opts *Options) (*DB, error) {
 			}
 		}
 		d.dialect = sqliteDialect{maxLength: o.MaxResultBytes, maxMemory: o.MaxMemory}
-		d.ro, d.rw, err = openSQLite(path, o.AllowWrites, o.MaxConcurrent+2)
+		d.ro, d.rw, err = openSQLite(path, o.AllowWrites, conns)
 		if err == nil {
 			holdHeapLimit(d, o.MaxMemory/3)
 			d.heapLimit = true
@@ -130,7 +142,7 @@ func Open(ctx context.Context, opts *Options) (*DB, error) {
 	}
 	d.tables = tables
 	wctx, cancel := context.WithCancel(context.Background())
-	d.stop = cancel
+	d.stop, d.life = cancel, wctx
 	d.watchDone = make(chan struct{})
 	if o.PollInterval < 0 {
 		close(d.watchDone)

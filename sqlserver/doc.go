@@ -49,7 +49,14 @@
 //     only when the answer is accept with confirm true. The confirmation
 //     counts only as the answer to the question this server asked, on this
 //     exact call (server.Request.SingleUse): a replayed confirmed call is
-//     refused rather than run again.
+//     refused rather than run again. The question lists the triggers the
+//     statement fires (SQLite: all those compiled into its program;
+//     PostgreSQL: those on the tables an INSERT, UPDATE, DELETE or MERGE
+//     writes, their partitions and the tables cascading foreign keys
+//     change), the confirmation holds for those only (the write is refused
+//     when they changed), and the result counts the rows changed in all,
+//     triggers and foreign-key actions included, beside those the
+//     statement affected.
 //
 // A failing statement is a tool error carrying the database's message; a
 // limit reached is a tool error naming the limit and the option (and flag
@@ -91,9 +98,12 @@
 // Open inspects a PostgreSQL role and refuses one that can do more than
 // read — a superuser, a member of pg_execute_server_program,
 // pg_read_server_files, pg_write_server_files or pg_signal_backend, a
-// BYPASSRLS role, an owner of the served tables — with a *PrivilegeError,
-// unless Options.AllowPrivilegedRole (then it logs a warning per
-// privilege). The README's Security section has the SQL for a reader role
+// BYPASSRLS role, a member of a superuser or BYPASSRLS role, an owner of
+// the served tables, a role that can execute a SECURITY DEFINER function
+// owned by a role with one of those privileges (EXECUTE granted to it, to a
+// role it belongs to, or to PUBLIC, as every function is by default) — with
+// a *PrivilegeError naming each privilege and function, unless
+// Options.AllowPrivilegedRole (then it logs a warning per privilege). The README's Security section has the SQL for a reader role
 // and a writer role.
 //
 // # Limits
@@ -119,6 +129,16 @@
 // of columns that have few, ranges, the format of dates kept as text,
 // units column names imply), the dialect, and instructions to answer with
 // one read-only query; both arguments complete table and column names.
+//
+// The descriptions are cached per table until change detection sees the
+// table's data or the schema change, or for five minutes, and computed at
+// most once at a time: concurrent calls share one computation, which runs
+// one statement at a time in a place of its own, outside MaxConcurrent,
+// so queries never wait for it. Its cost is bounded: row counts stop at
+// 100,000 ("at least 100000 rows"; on PostgreSQL a table the planner
+// estimates larger gets the estimate, "~N rows"), only tables within that
+// count are profiled, and profiling ends after twice StatementTimeout,
+// leaving the tables not reached described without a profile.
 //
 // # Change detection
 //

@@ -13,29 +13,30 @@ const interruptGrace = 500 * time.Millisecond
 // errClosed is returned for calls made after Close.
 var errClosed = errors.New("sqlserver: the database is closed")
 
-// acquire takes one of the MaxConcurrent places, waiting at most
-// QueueTimeout for one.
-func (d *DB) acquire(ctx context.Context) error {
+// acquire takes one of the places in slots (d.slots: MaxConcurrent),
+// waiting at most QueueTimeout for one.
+func (d *DB) acquire(ctx context.Context, slots chan struct{}) error {
 	select {
-	case d.slots <- struct{}{}:
+	case slots <- struct{}{}:
 		return nil
 	default:
 	}
 	t := time.NewTimer(d.opts.QueueTimeout)
 	defer t.Stop()
 	select {
-	case d.slots <- struct{}{}:
+	case slots <- struct{}{}:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-d.closing:
 		return errClosed
 	case <-t.C:
+		if slots != d.slots {
+			return &limitError{"the ask prompt's data profile is busy: an earlier statement of it is still running; try again shortly"}
+		}
 		return &limitError{busyMessage(d.opts.MaxConcurrent, d.opts.QueueTimeout)}
 	}
 }
-
-func (d *DB) release() { <-d.slots }
 
 // enter counts a statement in, unless Close has begun.
 func (d *DB) enter() bool {
@@ -66,10 +67,15 @@ func (d *DB) drain() {
 // DB owns, keeps its place until it ends (so that runaway statements
 // cannot pile up), and Close waits for it.
 func (d *DB) statement(ctx context.Context, fn func(ctx context.Context) error) error {
+	return d.statementIn(ctx, d.slots, fn)
+}
+
+// statementIn is statement taking its place in slots.
+func (d *DB) statementIn(ctx context.Context, slots chan struct{}, fn func(ctx context.Context) error) error {
 	if !d.enter() {
 		return errClosed
 	}
-	if err := d.acquire(ctx); err != nil {
+	if err := d.acquire(ctx, slots); err != nil {
 		d.running.Done()
 		return err
 	}
@@ -79,7 +85,7 @@ func (d *DB) statement(ctx context.Context, fn func(ctx context.Context) error) 
 	started := time.Now()
 	go func() {
 		defer d.running.Done()
-		defer d.release()
+		defer func() { <-slots }()
 		err := fn(sctx)
 		if over := time.Since(started) - d.opts.StatementTimeout; over > interruptGrace {
 			d.opts.Logger.Warn("sqlserver: a statement ended long after its deadline; it held its place until then",

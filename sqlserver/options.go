@@ -32,9 +32,12 @@ type Options struct {
 	// AllowPrivilegedRole serves a PostgreSQL database even when the role
 	// has privileges a window to the database must not have: superuser,
 	// membership in pg_execute_server_program, pg_read_server_files,
-	// pg_write_server_files or pg_signal_backend, BYPASSRLS, or ownership
-	// of the served tables. Without it Open refuses such a role with a
-	// *PrivilegeError; with it Open logs a warning per privilege.
+	// pg_write_server_files or pg_signal_backend, BYPASSRLS, membership in
+	// a superuser or BYPASSRLS role, ownership of the served tables, or
+	// EXECUTE (its own, a group role's or PUBLIC's) on a SECURITY DEFINER
+	// function owned by a role with any of those privileges. Without it
+	// Open refuses such a role with a *PrivilegeError; with it Open logs a
+	// warning per privilege.
 	AllowPrivilegedRole bool
 
 	// MaxRows caps the rows one query returns; 0 means 1000.
@@ -65,7 +68,9 @@ type Options struct {
 	// MaxConcurrent caps the statements running at once, every tool call
 	// and resource read included; 0 means 4. A call waits up to
 	// QueueTimeout for its turn, then fails with a busy error. A statement
-	// that outlives its call's deadline keeps its place until it ends.
+	// that outlives its call's deadline keeps its place until it ends. The
+	// ask prompt's data profile is computed outside these places, one
+	// statement at a time, so that it never holds queries up.
 	MaxConcurrent int
 	// QueueTimeout is how long a call waits for one of MaxConcurrent
 	// places; 0 means 10s.

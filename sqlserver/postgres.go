@@ -167,11 +167,24 @@ func (postgresDialect) oneStatement(sql string) error {
 	return nil
 }
 
-func (postgresDialect) prepare(ctx context.Context, q querier, query string) error {
-	c, ok := q.(*sql.Conn)
-	if !ok {
-		return fmt.Errorf("sqlserver: unexpected querier %T", q)
+// inspectWrite parses the statement (a statement that cannot run is
+// refused) and lists its triggers, in a read-only transaction: planning a
+// write is not running it.
+func (p postgresDialect) inspectWrite(ctx context.Context, ro, _ *sql.DB, query string, args []any) (triggerSet, error) {
+	c, end, err := p.session(ctx, ro, "BEGIN READ ONLY")
+	if err != nil {
+		return triggerSet{}, err
 	}
+	defer end()
+	if err := prepare(ctx, c, query); err != nil {
+		return triggerSet{}, err
+	}
+	return postgresTriggers(ctx, c, query, args)
+}
+
+// prepare has the server parse and analyse one statement without running
+// it.
+func prepare(ctx context.Context, c *sql.Conn, query string) error {
 	return c.Raw(func(dc any) error {
 		sc, ok := dc.(*stdlib.Conn)
 		if !ok {
@@ -184,13 +197,27 @@ func (postgresDialect) prepare(ctx context.Context, q querier, query string) err
 
 // exec runs a write through the extended protocol even without
 // parameters (pgx would send a parameterless Exec as a simple query,
-// which runs a whole script), and commits it.
-func (p postgresDialect) exec(ctx context.Context, db *sql.DB, query string, args []any) (int64, error) {
+// which runs a whole script), and commits it. In the same transaction it
+// first lists the statement's triggers for confirm (which locks the tables
+// it writes against new triggers), and counts the rows the transaction
+// changed in all (pg_stat_xact_user_tables) around it.
+func (p postgresDialect) exec(ctx context.Context, db *sql.DB, query string, args []any, confirm func(triggerSet) error) (writeResult, error) {
 	c, end, err := p.session(ctx, db, "BEGIN")
 	if err != nil {
-		return 0, err
+		return writeResult{}, err
 	}
 	defer end()
+	set, err := postgresTriggers(ctx, c, query, args)
+	if err != nil {
+		return writeResult{}, err
+	}
+	if err := confirm(set); err != nil {
+		return writeResult{}, err
+	}
+	var before, after int64
+	if err := scanOne(ctx, c, pgChanges, nil, &before); err != nil {
+		return writeResult{}, err
+	}
 	var n int64
 	err = c.Raw(func(dc any) error {
 		sc, ok := dc.(*stdlib.Conn)
@@ -209,12 +236,19 @@ func (p postgresDialect) exec(ctx context.Context, db *sql.DB, query string, arg
 		return nil
 	})
 	if err != nil {
-		return 0, err
+		return writeResult{}, err
+	}
+	if err := scanOne(ctx, c, pgChanges, nil, &after); err != nil {
+		return writeResult{}, err
 	}
 	if _, err := c.ExecContext(ctx, "COMMIT"); err != nil {
-		return 0, err
+		return writeResult{}, err
 	}
-	return n, nil
+	total := after - before
+	if total < n {
+		total = -1 // statistics are not collected (track_counts off)
+	}
+	return writeResult{rows: n, total: total}, nil
 }
 
 // limitError names the limit behind a message too large to read.
@@ -369,6 +403,16 @@ func (postgresDialect) countRows(ctx context.Context, q querier, t tableRef) (in
 	var n int64
 	err := scanOne(ctx, q, "SELECT count(*) FROM "+quoteIdent(t.Name), nil, &n)
 	return n, false, err
+}
+
+// estimateRows returns pg_class.reltuples, which VACUUM and ANALYZE keep;
+// -1 (PostgreSQL 14 and later) until they first run.
+func (postgresDialect) estimateRows(ctx context.Context, q querier, t tableRef) (float64, bool, error) {
+	var est float64
+	if err := scanOne(ctx, q, `SELECT reltuples::float8 FROM pg_class WHERE oid = $1::bigint::oid`, []any{int64(t.oid)}, &est); err != nil {
+		return 0, false, err
+	}
+	return est, est >= 0, nil
 }
 
 func (postgresDialect) explain(ctx context.Context, q querier, query string, args []any) (string, error) {

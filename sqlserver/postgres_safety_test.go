@@ -12,6 +12,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpkit/mcpkit/protocol"
+	"github.com/mcpkit/mcpkit/server"
 )
 
 // TestPostgresRole: Open refuses a role that can do more than read, and
@@ -144,4 +147,121 @@ func TestPostgresValues(t *testing.T) {
 	if string(got) != want {
 		t.Errorf("values:\n got %s\nwant %s", got, want)
 	}
+}
+
+// TestPostgresDefinerFunctions: a role that can call a SECURITY DEFINER
+// function owned by a privileged role does through it what that role can:
+// Open refuses it, naming the function and its owner, whether EXECUTE
+// comes from PUBLIC (every function's default) or from a group role, and
+// serves it once the grant is revoked. The functions live in a database of
+// the test's own, so that a function executable by PUBLIC never reaches
+// the other tests' roles.
+func TestPostgresDefinerFunctions(t *testing.T) {
+	e := postgresEnv(t)
+	u, err := url.Parse(e.opts.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader := u.User.Username()
+	suffix := strings.TrimPrefix(reader, "mcpkit_reader_")
+	dbName := "mcpkit_test_fn_" + suffix
+	group, rlsOwner, plain, super := "mcpkit_group_"+suffix, "mcpkit_rls_"+suffix, "mcpkit_plain_"+suffix, "mcpkit_su_"+suffix
+	mustExec(t, e.write, "CREATE DATABASE "+dbName)
+	t.Cleanup(func() {
+		for _, stmt := range []string{"DROP DATABASE " + dbName + " WITH (FORCE)",
+			"DROP ROLE IF EXISTS " + group, "DROP ROLE IF EXISTS " + rlsOwner, "DROP ROLE IF EXISTS " + plain, "DROP ROLE IF EXISTS " + super} {
+			if _, err := e.write.Exec(stmt); err != nil {
+				t.Errorf("%s: %v", stmt, err)
+			}
+		}
+	})
+	inDB := func(dsn string) string {
+		u, err := url.Parse(dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u.Path = "/" + dbName
+		q := u.Query()
+		q.Set("search_path", "public")
+		u.RawQuery = q.Encode()
+		return u.String()
+	}
+	admin, err := sql.Open("pgx", inDB(e.adminDSN))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	for _, stmt := range []string{
+		"CREATE ROLE " + group + " NOLOGIN",
+		"CREATE ROLE " + rlsOwner + " NOLOGIN BYPASSRLS",
+		"CREATE ROLE " + plain + " NOLOGIN",
+		"CREATE ROLE " + super + " NOLOGIN SUPERUSER",
+		// What the attacker used: a superuser's function that reads files,
+		// created the usual way (EXECUTE granted to PUBLIC).
+		"CREATE FUNCTION peek(path text) RETURNS text LANGUAGE sql SECURITY DEFINER AS $$ SELECT pg_read_file(path) $$",
+		// Neither of these lends the role a privilege it lacks.
+		"CREATE FUNCTION invoker(path text) RETURNS text LANGUAGE sql AS $$ SELECT pg_read_file(path) $$",
+		"CREATE FUNCTION harmless() RETURNS int LANGUAGE sql SECURITY DEFINER AS $$ SELECT 1 $$",
+		"ALTER FUNCTION harmless() OWNER TO " + plain,
+	} {
+		mustExec(t, admin, stmt)
+	}
+	dsn := inDB(e.opts.DSN)
+	refused := func(step string, want ...string) {
+		t.Helper()
+		_, err := Open(context.Background(), &Options{DSN: dsn, PollInterval: -1})
+		var pe *PrivilegeError
+		if !errors.As(err, &pe) {
+			t.Fatalf("%s: want a PrivilegeError, got %v", step, err)
+		}
+		for _, w := range want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: the refusal does not say %q:\n%v", step, w, err)
+			}
+		}
+	}
+	refused("PUBLIC", "SECURITY DEFINER function public.peek(path text)", "its owner mcpkit (a superuser)",
+		"granted to PUBLIC", "REVOKE EXECUTE ON FUNCTION public.peek(path text) FROM PUBLIC", "--allow-privileged-role")
+
+	// The danger is real: served anyway, the reader reads the server's files.
+	var logs bytes.Buffer
+	d, err := Open(context.Background(), &Options{DSN: dsn, PollInterval: -1, AllowPrivilegedRole: true,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := server.New(protocol.Implementation{Name: "sql-test", Version: "1.0.0"}, nil)
+	d.Register(s)
+	if r := callTool(t, s, "query", map[string]any{"sql": "SELECT public.peek('PG_VERSION')"}); r.IsError || !strings.Contains(r.text(), "1") {
+		t.Errorf("the definer function did not read the server's file: %s", r.text())
+	}
+	if r := callTool(t, s, "query", map[string]any{"sql": "SELECT public.invoker('PG_VERSION')"}); !r.IsError {
+		t.Errorf("a SECURITY INVOKER function read the server's file: %s", r.text())
+	}
+	d.Close()
+	if !strings.Contains(logs.String(), "public.peek(path text)") {
+		t.Errorf("no warning naming the function: %q", logs.String())
+	}
+
+	mustExec(t, admin, "REVOKE EXECUTE ON FUNCTION peek(text) FROM PUBLIC")
+	mustExec(t, admin, "GRANT EXECUTE ON FUNCTION peek(text) TO "+group)
+	mustExec(t, admin, "GRANT "+group+" TO "+reader)
+	refused("through a group role", "public.peek(path text)", "through a role it belongs to")
+	mustExec(t, admin, "REVOKE "+group+" FROM "+reader)
+
+	mustExec(t, admin, "ALTER FUNCTION peek(text) OWNER TO "+rlsOwner)
+	mustExec(t, admin, "GRANT EXECUTE ON FUNCTION peek(text) TO PUBLIC")
+	refused("BYPASSRLS owner", "public.peek(path text)", "its owner "+rlsOwner+" (BYPASSRLS)")
+	mustExec(t, admin, "REVOKE EXECUTE ON FUNCTION peek(text) FROM PUBLIC")
+
+	mustExec(t, admin, "GRANT "+super+" TO "+reader)
+	refused("member of a superuser role", "member of "+super+" (a superuser)", "SET ROLE")
+	mustExec(t, admin, "REVOKE "+super+" FROM "+reader)
+
+	// Revoked: served.
+	d, err = Open(context.Background(), &Options{DSN: dsn, PollInterval: -1})
+	if err != nil {
+		t.Fatalf("after REVOKE: %v", err)
+	}
+	d.Close()
 }

@@ -13,7 +13,7 @@ import (
 // unit its name implies. Profiles are computed for tables of up to
 // profileMaxRows rows, one scan per table plus one query per column with
 // few values, each within the statement timeout; a table whose profile
-// fails is described without one.
+// fails is described without one. askCache keeps them.
 const (
 	profileMaxRows    = 100_000
 	profileMaxColumns = 40
@@ -146,13 +146,13 @@ func (d *DB) orderedType(typ string) bool {
 
 // profile computes the profiles of info's columns, which must carry a row
 // count; a table too large (or with an estimated count) gets units only.
-func (d *DB) profile(ctx context.Context, t tableRef, info *tableInfo) {
+func (d *DB) profile(ctx context.Context, q querier, info *tableInfo) error {
 	for i := range info.Columns {
 		c := &info.Columns[i]
 		c.profile = &columnProfile{unit: unitOf(c.Name)}
 	}
-	if info.RowCount == nil || info.RowCountEstimated || *info.RowCount == 0 || *info.RowCount > profileMaxRows {
-		return
+	if info.RowCount == nil || info.RowCountEstimated || info.rowCountAtLeast || *info.RowCount == 0 || *info.RowCount > profileMaxRows {
+		return nil
 	}
 	var cols []*columnInfo
 	for i := range info.Columns {
@@ -161,43 +161,42 @@ func (d *DB) profile(ctx context.Context, t tableRef, info *tableInfo) {
 		}
 	}
 	if len(cols) == 0 {
-		return
+		return nil
 	}
 	var parts []string
 	for _, c := range cols {
 		q := quoteIdent(c.Name)
 		parts = append(parts, fmt.Sprintf("count(DISTINCT %s), min(%s), max(%s)", q, q, q))
 	}
-	_ = d.read(ctx, func(ctx context.Context, q querier) error {
-		res, err := scanRows(ctx, q, "SELECT "+strings.Join(parts, ", ")+" FROM "+quoteIdent(t.Name), nil,
-			scanLimits{maxRows: 1, maxBytes: d.opts.MaxResultBytes}, nil)
-		if err != nil || len(res.Rows) != 1 {
+	t := tableRef{Name: info.Name, Kind: info.Kind}
+	res, err := scanRows(ctx, q, "SELECT "+strings.Join(parts, ", ")+" FROM "+quoteIdent(t.Name), nil,
+		scanLimits{maxRows: 1, maxBytes: d.opts.MaxResultBytes}, nil)
+	if err != nil || len(res.Rows) != 1 {
+		return err
+	}
+	row := res.Rows[0]
+	for i, c := range cols {
+		p := c.profile
+		n, _ := row[3*i].(int64)
+		p.distinct, p.min, p.max = n, row[3*i+1], row[3*i+2]
+		p.format = textFormat(p.min, p.max)
+	}
+	for _, c := range cols {
+		p := c.profile
+		_, text := p.min.(string)
+		if c.PrimaryKey || p.distinct == 0 || p.format != "" ||
+			p.distinct > profileMaxValues && (!text || p.distinct > profileManyValues) {
+			continue
+		}
+		limit := profileMaxValues
+		if p.distinct > profileMaxValues {
+			limit = profileTopValues
+		}
+		if p.values, err = d.topValues(ctx, q, t, c.Name, limit, false); err != nil {
 			return err
 		}
-		row := res.Rows[0]
-		for i, c := range cols {
-			p := c.profile
-			n, _ := row[3*i].(int64)
-			p.distinct, p.min, p.max = n, row[3*i+1], row[3*i+2]
-			p.format = textFormat(p.min, p.max)
-		}
-		for _, c := range cols {
-			p := c.profile
-			_, text := p.min.(string)
-			if c.PrimaryKey || p.distinct == 0 || p.format != "" ||
-				p.distinct > profileMaxValues && (!text || p.distinct > profileManyValues) {
-				continue
-			}
-			limit := profileMaxValues
-			if p.distinct > profileMaxValues {
-				limit = profileTopValues
-			}
-			if p.values, err = d.topValues(ctx, q, t, c.Name, limit, false); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // topValues returns the limit most frequent values of a column with their

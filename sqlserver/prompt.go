@@ -2,6 +2,7 @@ package sqlserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -40,12 +41,13 @@ func (d *DB) getAsk(ctx context.Context, req *server.PromptRequest) (*protocol.G
 	if question == "" {
 		return nil, protocol.InvalidParams("the ask prompt needs a question")
 	}
-	tables, err := d.describeAll(ctx, splitTables(req.Arguments["tables"]), true)
-	if err != nil {
+	tables, err := d.askTables(ctx, splitTables(req.Arguments["tables"]))
+	var unknown *errUnknownTable
+	if errors.As(err, &unknown) {
 		return nil, protocol.InvalidParams(err.Error())
 	}
-	for _, info := range tables {
-		d.profile(ctx, tableRef{Name: info.Name, Kind: info.Kind}, info)
+	if err != nil {
+		return nil, err
 	}
 	dialect := d.dialect.name()
 	placeholder := "?1, ?2"

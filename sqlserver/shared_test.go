@@ -22,6 +22,7 @@ func runShared(t *testing.T, e *env) {
 	t.Run("Progress", func(t *testing.T) { testProgress(t, e) })
 	t.Run("Execute", func(t *testing.T) { testExecute(t, e) })
 	t.Run("ForgedConfirmations", func(t *testing.T) { testForgedConfirmations(t, e) })
+	t.Run("Triggers", func(t *testing.T) { testTriggers(t, e) })
 	t.Run("OneStatement", func(t *testing.T) { testOneStatement(t, e) })
 	t.Run("ConcurrencyCap", func(t *testing.T) { testConcurrencyCap(t, e) })
 	t.Run("Cursor", func(t *testing.T) { testCursor(t, e) })
@@ -30,6 +31,8 @@ func runShared(t *testing.T, e *env) {
 	t.Run("Resources", func(t *testing.T) { testResources(t, e) })
 	t.Run("Completion", func(t *testing.T) { testCompletion(t, e) })
 	t.Run("Prompt", func(t *testing.T) { testPrompt(t, e) })
+	t.Run("AskCache", func(t *testing.T) { testAskCache(t, e) })
+	t.Run("AskCountBounded", func(t *testing.T) { testAskCountBounded(t, e) })
 	t.Run("DescribeExplain", func(t *testing.T) { testDescribeExplain(t, e) })
 }
 

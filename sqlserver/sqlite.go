@@ -146,9 +146,17 @@ func writeAuthorizer(action sqlite.AuthorizerActionCode, arg1, arg2, _, _ string
 
 func (sqliteDialect) oneStatement(sql string) error { return oneSQLiteStatement(sql) }
 
-// prepare does nothing more: oneStatement has counted the statements, and
-// SQLite reports anything else wrong when the statement runs.
-func (sqliteDialect) prepare(context.Context, querier, string) error { return nil }
+// inspectWrite compiles the statement (EXPLAIN) on the writable
+// connection, the one that would run it: its schema, temporary triggers
+// and foreign_keys setting are those the write will meet.
+func (d sqliteDialect) inspectWrite(ctx context.Context, _, rw *sql.DB, query string, args []any) (triggerSet, error) {
+	c, end, err := d.conn(ctx, rw)
+	if err != nil {
+		return triggerSet{}, err
+	}
+	defer end()
+	return sqliteTriggers(ctx, c, query, args)
+}
 
 // conn takes a connection of db's with the value length limit set, and
 // returns the function that gives it back: a connection that is somehow
@@ -179,17 +187,43 @@ func (d sqliteDialect) begin(ctx context.Context, db *sql.DB) (querier, func(), 
 	return d.conn(ctx, db)
 }
 
-func (d sqliteDialect) exec(ctx context.Context, db *sql.DB, query string, args []any) (int64, error) {
-	c, end, err := d.conn(ctx, db)
+// exec lists the statement's triggers for confirm and runs it on the same
+// connection, which the write pool's only connection: no other write of
+// this server comes between. total_changes() counts the rows changed by
+// the statement, its triggers and its foreign-key actions; the driver's
+// count of affected rows is that of the last INSERT, UPDATE or DELETE on
+// the connection, so a statement that changed none (DDL) is held to the
+// total.
+func (d sqliteDialect) exec(ctx context.Context, rw *sql.DB, query string, args []any, confirm func(triggerSet) error) (writeResult, error) {
+	c, end, err := d.conn(ctx, rw)
 	if err != nil {
-		return 0, err
+		return writeResult{}, err
 	}
 	defer end()
+	set, err := sqliteTriggers(ctx, c, query, args)
+	if err != nil {
+		return writeResult{}, err
+	}
+	if err := confirm(set); err != nil {
+		return writeResult{}, err
+	}
+	var before, after int64
+	if err := scanOne(ctx, c, "SELECT total_changes()", nil, &before); err != nil {
+		return writeResult{}, err
+	}
 	res, err := c.ExecContext(ctx, query, args...)
 	if err != nil {
-		return 0, err
+		return writeResult{}, err
 	}
-	return res.RowsAffected()
+	n, err := res.RowsAffected()
+	if err != nil {
+		return writeResult{}, err
+	}
+	if err := scanOne(ctx, c, "SELECT total_changes()", nil, &after); err != nil {
+		return writeResult{}, err
+	}
+	total := after - before
+	return writeResult{rows: min(n, total), total: total}, nil
 }
 
 // limitError names the limit behind SQLite's "too big" and "out of
@@ -327,6 +361,12 @@ func (sqliteDialect) countRows(ctx context.Context, q querier, t tableRef) (int6
 	var n int64
 	err := scanOne(ctx, q, "SELECT count(*) FROM "+quoteIdent(t.Name), nil, &n)
 	return n, false, err
+}
+
+// estimateRows: SQLite keeps no estimate it would be safe to rely on
+// (sqlite_stat1 exists only after ANALYZE, and ages).
+func (sqliteDialect) estimateRows(context.Context, querier, tableRef) (float64, bool, error) {
+	return 0, false, nil
 }
 
 func scanOne(ctx context.Context, q querier, query string, args []any, dest ...any) error {

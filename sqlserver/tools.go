@@ -3,6 +3,7 @@ package sqlserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -84,7 +85,8 @@ func (d *DB) addTools(s *server.Server) {
 		server.AddTool(s, &protocol.Tool{
 			Name: toolExecute,
 			Description: fmt.Sprintf("Runs a statement that changes the %s database (INSERT, UPDATE, DELETE, DDL). "+
-				"The user is shown the exact statement and parameters and must confirm; nothing runs otherwise.", dialect),
+				"The user is shown the exact statement, its parameters and the triggers it fires, and must confirm; nothing runs otherwise. "+
+				"The result gives the rows the statement affected and the rows changed in all, triggers included.", dialect),
 			Annotations: &protocol.ToolAnnotations{ReadOnlyHint: boolp(false), DestructiveHint: boolp(true), OpenWorldHint: boolp(false)},
 		}, d.callExecute, opts...)
 	}
@@ -237,7 +239,11 @@ var confirmSchema = json.RawMessage(`{"type":"object","properties":{"confirm":{"
 // to this exact call (requestState is sealed to the tool, its arguments
 // and the principal), only an answer to the question this server asked is
 // taken, and the state that carries it is single-use: replaying the
-// confirmed call is refused rather than run again.
+// confirmed call is refused rather than run again. The question lists the
+// triggers the statement fires, and the confirmation holds for those only
+// (their digest is the sealed state): the write is refused when the
+// triggers found as it runs differ. The result gives the rows changed in
+// all beside those the statement affected.
 func (d *DB) callExecute(ctx context.Context, req *server.CallRequest, in executeArgs) (*protocol.CallToolResult, error) {
 	if err := d.dialect.oneStatement(in.SQL); err != nil {
 		return nil, err
@@ -246,23 +252,30 @@ func (d *DB) callExecute(ctx context.Context, req *server.CallRequest, in execut
 	if err != nil {
 		return nil, err
 	}
+	ask := &protocol.ElicitParams{RequestedSchema: confirmSchema}
 	if _, ok := req.Input("confirm_execute"); !ok {
-		// Before the user is asked: refuse what cannot run.
-		if err := d.read(ctx, func(ctx context.Context, q querier) error { return d.dialect.prepare(ctx, q, in.SQL) }); err != nil {
+		// Before the user is asked: refuse what cannot run, and find what
+		// it sets off.
+		var set triggerSet
+		err := d.statement(ctx, func(ctx context.Context) error {
+			var err error
+			set, err = d.dialect.inspectWrite(ctx, d.ro, d.rw, in.SQL, args)
+			return err
+		})
+		if err != nil {
 			return nil, err
 		}
+		req.SetState([]byte(set.digest()))
+		shown := "none"
+		if len(in.Params) > 0 {
+			b, _ := json.Marshal(in.Params)
+			shown = string(b)
+		}
+		ask.Message = fmt.Sprintf("The assistant wants to change the %s database with this statement:\n\n%s\n\nParameters: %s\n\n%s\n\nRun it?",
+			d.dialect.name(), in.SQL, shown, set.describe())
 	}
 	req.SingleUse()
-	shown := "none"
-	if len(in.Params) > 0 {
-		b, _ := json.Marshal(in.Params)
-		shown = string(b)
-	}
-	ans, err := req.Elicit("confirm_execute", &protocol.ElicitParams{
-		Message: fmt.Sprintf("The assistant wants to change the %s database with this statement:\n\n%s\n\nParameters: %s\n\nRun it?",
-			d.dialect.name(), in.SQL, shown),
-		RequestedSchema: confirmSchema,
-	})
+	ans, err := req.Elicit("confirm_execute", ask)
 	if err != nil {
 		return nil, err
 	}
@@ -272,14 +285,24 @@ func (d *DB) callExecute(ctx context.Context, req *server.CallRequest, in execut
 	if ans.Content["confirm"] != true {
 		return server.ErrorResult("Not executed: the user did not confirm; the database was not changed."), nil
 	}
-	var n int64
+	confirmed := string(req.State())
+	var res writeResult
 	err = d.statement(ctx, func(ctx context.Context) error {
 		var err error
-		n, err = d.dialect.exec(ctx, d.rw, in.SQL, args)
+		res, err = d.dialect.exec(ctx, d.rw, in.SQL, args, func(now triggerSet) error {
+			if now.digest() != confirmed {
+				return &errTriggersChanged{now}
+			}
+			return nil
+		})
 		return err
 	})
+	var changed *errTriggersChanged
+	if errors.As(err, &changed) {
+		return server.ErrorResult(changed.Error()), nil
+	}
 	if err != nil {
 		return nil, err
 	}
-	return server.TextResult(fmt.Sprintf("Executed; %d %s affected.", n, plural(n, "row", "rows"))), nil
+	return server.TextResult(res.text()), nil
 }

@@ -73,9 +73,11 @@ func (d *DB) apply(old, now *snapshot) {
 		updated = append(updated, SchemaURI)
 	}
 	dataChanged := false
+	var changed []string
 	for _, t := range now.tables {
 		if p, ok := old.prints[t.Name]; ok && p != now.prints[t.Name] {
 			updated = append(updated, TableURI(t.Name))
+			changed = append(changed, t.Name)
 			dataChanged = true
 		}
 	}
@@ -83,6 +85,7 @@ func (d *DB) apply(old, now *snapshot) {
 	// base tables) may have touched any table: announce them all. Views
 	// follow their tables.
 	everything := (now.dataChanged && !dataChanged && !listChanged) || old.schema != now.schema
+	d.ask.forget(everything || listChanged, changed)
 	existed := map[string]bool{}
 	for _, t := range old.tables {
 		existed[t.Name] = true

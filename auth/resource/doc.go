@@ -23,23 +23,39 @@
 //     carry none), and its page can read the challenges; the metadata,
 //     public, is readable by any page (Access-Control-Allow-Origin: *);
 //   - on success the inner handler sees the caller: server.WithPrincipal
-//     and server.WithScopes are set on the request context, and
-//     PrincipalFrom returns the full Principal.
+//     (Principal.ID: the issuer and the sub, or for a token without sub
+//     the client_id, each in its own namespace) and server.WithScopes are
+//     set on the request context, and PrincipalFrom returns the full
+//     Principal. Legacy sessions, HTTP+SSE streams and sealed state are
+//     bound to that ID, so neither a client named like a user nor another
+//     issuer's user of the same name can use them; a token that names
+//     neither sub nor client_id is refused (401 invalid_token).
 //
 // Tokens are checked by a Verifier:
 //
 //   - JWTVerifier validates JWT access tokens (RFC 9068) against the
 //     issuer's keys, found through the issuer's metadata (RFC 8414, then
-//     OpenID Connect Discovery), cached, and fetched again (at most once per
-//     MinRefreshInterval) when a token names an unknown key; algorithms are
+//     OpenID Connect Discovery), cached, and fetched again when the set is
+//     older than KeySetTTL or a token names an unknown key; algorithms are
 //     pinned, iss must match exactly, aud must contain the resource
-//     (RFC 8707), exp and nbf are checked with a leeway;
+//     (RFC 8707), exp and nbf are checked with a leeway. One fetch runs at
+//     a time, bounded by FetchTimeout, and the next starts no sooner than
+//     MinRefreshInterval after it ended; a token signed with a known key
+//     never waits for a fetch (a stale set is refreshed in the
+//     background), and one naming an unknown key waits at most
+//     FetchTimeout;
 //   - IntrospectionVerifier asks the authorization server (RFC 7662),
-//     authenticating with client_secret_basic;
+//     authenticating with client_secret_basic; the answer's aud must
+//     contain the resource (an answer without aud is refused unless
+//     AllowMissingAudience), refusals are kept for NegativeCacheTTL, and
+//     calls for tokens not seen active are held to UnknownTokenRate
+//     (beyond it, 503: ErrBusy);
 //   - both enforce sender-constrained tokens (RFC 9449): a token with a
 //     cnf.jkt confirmation must come as "Authorization: DPoP" with a valid
 //     DPoP proof for the request, bound to that key and to the token, and
-//     not replayed (DPoPChecker).
+//     not replayed (DPoPChecker: a proof is remembered until it is too old
+//     to be accepted; a replay cache that is full, or holds a key's share,
+//     refuses new proofs with 503 rather than forget live ones).
 //
 // Error values returned by the verifiers never contain the token.
 //

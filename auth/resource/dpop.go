@@ -1,11 +1,12 @@
 package resource
 
 import (
-	"container/list"
+	"container/heap"
 	"crypto"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -19,6 +20,16 @@ import (
 // sender-constrained access tokens, and remembers their jti to refuse a
 // replayed proof. The zero value is ready to use; one checker must be
 // shared by all the verifiers of a resource for the replay check to hold.
+//
+// A proof is remembered, by its key and jti, until it is too old to be
+// accepted (its iat plus MaxAge and Leeway), and never forgotten before:
+// when the replay cache holds ReplayCacheSize live proofs, or one key
+// has ReplayCachePerKey of them, a new proof is refused with an error
+// wrapping ErrBusy (Protect answers 503 with Retry-After) rather than
+// making room. The cache thus takes at most ReplayCacheSize proofs per
+// MaxAge+Leeway (about 300 a second with the defaults), and one key at
+// most ReplayCachePerKey of them, so that one client cannot fill it for
+// the others.
 type DPoPChecker struct {
 	// Algorithms the proof may be signed with; default ES256, ES384,
 	// RS256, PS256, EdDSA. Symmetric algorithms are never accepted.
@@ -27,20 +38,39 @@ type DPoPChecker struct {
 	MaxAge time.Duration
 	// Leeway is how far in the future a proof's iat may be; default 30s.
 	Leeway time.Duration
-	// ReplayCacheSize bounds the number of remembered jti; default 100000.
-	// When full, the oldest entry is forgotten.
+	// ReplayCacheSize bounds the number of remembered proofs; default
+	// 100000.
 	ReplayCacheSize int
+	// ReplayCachePerKey bounds the remembered proofs of one key (one
+	// client); default a tenth of ReplayCacheSize.
+	ReplayCachePerKey int
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 
-	mu    sync.Mutex
-	seen  map[string]*list.Element
-	order list.List // of replayEntry, oldest first
+	mu     sync.Mutex
+	seen   map[string]struct{} // key and jti of the live proofs
+	byKey  map[string]int      // live proofs per key
+	expiry replayHeap          // the live proofs, soonest to expire first
 }
 
+// replayEntry is a remembered proof.
 type replayEntry struct {
-	jti     string
+	jkt, id string // id is jkt and jti
 	expires time.Time
+}
+
+// replayHeap is a min-heap of remembered proofs by expiry.
+type replayHeap []replayEntry
+
+func (h replayHeap) Len() int           { return len(h) }
+func (h replayHeap) Less(i, j int) bool { return h[i].expires.Before(h[j].expires) }
+func (h replayHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *replayHeap) Push(x any)        { *h = append(*h, x.(replayEntry)) }
+func (h *replayHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return e
 }
 
 var defaultDPoPAlgorithms = []jose.SignatureAlgorithm{jose.ES256, jose.ES384, jose.RS256, jose.PS256, jose.EdDSA}
@@ -54,7 +84,8 @@ func (d *DPoPChecker) now() time.Time {
 
 // Check verifies the DPoP proof of req for token, bound to the key whose
 // JWK SHA-256 thumbprint is jkt. htu is the URL the request was sent to
-// (without query and fragment). Errors wrap ErrInvalidDPoPProof.
+// (without query and fragment). Errors wrap ErrInvalidDPoPProof, or
+// ErrBusy when the replay cache has no room for the proof.
 func (d *DPoPChecker) Check(req *http.Request, token, jkt, htu string) error {
 	proofs := req.Header.Values("DPoP")
 	if len(proofs) != 1 {
@@ -124,55 +155,56 @@ func (d *DPoPChecker) Check(req *http.Request, token, jkt, htu string) error {
 	if iat.Before(now.Add(-maxAge)) || iat.After(now.Add(leeway)) {
 		return invalidProof("iat out of the accepted window")
 	}
-	if !d.remember(jti, iat.Add(maxAge+leeway), now) {
-		return invalidProof("replayed proof")
-	}
-	return nil
+	return d.remember(jkt, jti, iat.Add(maxAge+leeway), now)
 }
 
-// remember records jti until expires; it returns false when jti is
-// already known.
-func (d *DPoPChecker) remember(jti string, expires, now time.Time) bool {
+// remember records the proof jti of the key jkt until expires. It
+// refuses a proof already remembered (ErrInvalidDPoPProof) and, without
+// forgetting a live one, a proof the cache has no room for (ErrBusy).
+func (d *DPoPChecker) remember(jkt, jti string, expires, now time.Time) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.seen == nil {
-		d.seen = make(map[string]*list.Element)
+		d.seen = make(map[string]struct{})
+		d.byKey = make(map[string]int)
 	}
-	// Forget the expired entries from the front. Entries are in insertion
-	// order, which is close to expiry order.
-	for e := d.order.Front(); e != nil; e = d.order.Front() {
-		re := e.Value.(replayEntry)
-		if re.expires.After(now) {
-			break
+	for len(d.expiry) > 0 && !d.expiry[0].expires.After(now) {
+		e := heap.Pop(&d.expiry).(replayEntry)
+		delete(d.seen, e.id)
+		if d.byKey[e.jkt]--; d.byKey[e.jkt] <= 0 {
+			delete(d.byKey, e.jkt)
 		}
-		d.order.Remove(e)
-		delete(d.seen, re.jti)
 	}
-	if e, ok := d.seen[jti]; ok {
-		if e.Value.(replayEntry).expires.After(now) {
-			return false
-		}
-		d.order.Remove(e)
-		delete(d.seen, jti)
+	// jkt is base64url: the space cannot be part of it.
+	id := jkt + " " + jti
+	if _, ok := d.seen[id]; ok {
+		return invalidProof("replayed proof")
 	}
 	limit := d.ReplayCacheSize
 	if limit <= 0 {
 		limit = 100000
 	}
-	for d.order.Len() >= limit {
-		e := d.order.Front()
-		d.order.Remove(e)
-		delete(d.seen, e.Value.(replayEntry).jti)
+	perKey := d.ReplayCachePerKey
+	if perKey <= 0 {
+		perKey = max(limit/10, 1)
 	}
-	d.seen[jti] = d.order.PushBack(replayEntry{jti: jti, expires: expires})
-	return true
+	if len(d.expiry) >= limit {
+		return fmt.Errorf("%w: the DPoP replay cache is full; try again shortly", ErrBusy)
+	}
+	if d.byKey[jkt] >= perKey {
+		return fmt.Errorf("%w: too many DPoP proofs of this key; try again shortly", ErrBusy)
+	}
+	d.seen[id] = struct{}{}
+	d.byKey[jkt]++
+	heap.Push(&d.expiry, replayEntry{jkt: jkt, id: id, expires: expires})
+	return nil
 }
 
 // len returns the number of remembered proofs (for tests).
 func (d *DPoPChecker) len() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.order.Len()
+	return len(d.expiry)
 }
 
 // sameHTU compares the htu of a proof with the request URL, ignoring

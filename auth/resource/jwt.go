@@ -44,24 +44,40 @@ type JWTVerifier struct {
 	// KeySetTTL is how long a fetched key set is used before it is fetched
 	// again; default 1 hour.
 	KeySetTTL time.Duration
-	// MinRefreshInterval is the least time between two fetches of the key
-	// set caused by tokens naming unknown keys; default 10 seconds.
+	// MinRefreshInterval is the least time between the end of one fetch
+	// of the key set and the start of the next, when tokens naming
+	// unknown keys (or a stale set) ask for it; default 10 seconds.
 	MinRefreshInterval time.Duration
+	// FetchTimeout bounds one fetch of the metadata and key set; default
+	// 10 seconds. A fetch runs on its own, one at a time, whatever becomes
+	// of the request that started it; a token whose key is known is never
+	// made to wait for it, and one naming an unknown key waits for it at
+	// most this long.
+	FetchTimeout time.Duration
 	// DPoP checks the proofs of DPoP-bound tokens; nil uses a checker of
 	// this verifier's own.
 	DPoP *DPoPChecker
 	// HTTPClient fetches the metadata and keys; default
-	// http.DefaultClient.
+	// http.DefaultClient (FetchTimeout bounds each fetch either way).
 	HTTPClient *http.Client
-	// Now is the clock; default time.Now.
+	// Now is the clock of the tokens' exp and nbf; default time.Now.
 	Now func() time.Time
 
-	mu        sync.Mutex
-	jwksURL   string
-	keys      *jose.JSONWebKeySet
-	fetchedAt time.Time // last successful or attempted fetch
-	fetches   int
-	dpop      DPoPChecker
+	mu       sync.Mutex
+	jwksURL  string
+	keys     *jose.JSONWebKeySet // never changed once published
+	keysAt   time.Time           // when keys was fetched
+	endedAt  time.Time           // when the last fetch ended, well or not
+	inflight *keyFetch           // the fetch under way, or nil
+	fetches  int
+	dpop     DPoPChecker
+}
+
+// keyFetch is a fetch of the key set under way; done is closed when it
+// ends, err set before.
+type keyFetch struct {
+	done chan struct{}
+	err  error
 }
 
 var defaultJWTAlgorithms = []jose.SignatureAlgorithm{jose.RS256, jose.PS256, jose.ES256, jose.ES384, jose.EdDSA}
@@ -156,36 +172,117 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string, req *http.Reques
 }
 
 // keysFor returns the keys that may have signed a token with kid and
-// alg, fetching the key set when it is stale or, rate-limited, when no
-// key matches.
+// alg. A known key is returned at once; a stale set is refreshed in the
+// background meanwhile. A token naming an unknown key starts a fetch
+// (at most one at a time, at most one per MinRefreshInterval) and waits
+// for it, at most FetchTimeout or until ctx ends.
 func (v *JWTVerifier) keysFor(ctx context.Context, kid, alg string) ([]*jose.JSONWebKey, error) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
 	ttl := v.KeySetTTL
 	if ttl <= 0 {
 		ttl = time.Hour
+	}
+	v.mu.Lock()
+	now := time.Now()
+	if v.keys != nil {
+		if keys := matchKeys(v.keys, kid, alg); len(keys) > 0 {
+			if now.Sub(v.keysAt) >= ttl {
+				v.refreshLocked(ctx, now)
+			}
+			v.mu.Unlock()
+			return keys, nil
+		}
+	}
+	f := v.refreshLocked(ctx, now)
+	had := v.keys != nil
+	v.mu.Unlock()
+	if f == nil {
+		if !had {
+			return nil, errors.New("resource: the issuer's keys could not be fetched; retrying later")
+		}
+		return nil, invalid("no key of the issuer matches the token's kid")
+	}
+	select {
+	case <-f.done:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("resource: waiting for the issuer's keys: %w", context.Cause(ctx))
+	}
+	v.mu.Lock()
+	keys := matchKeys(v.keys, kid, alg)
+	v.mu.Unlock()
+	if len(keys) > 0 {
+		return keys, nil
+	}
+	if f.err != nil {
+		return nil, f.err
+	}
+	return nil, invalid("no key of the issuer matches the token's kid")
+}
+
+// refreshLocked returns the fetch under way or starts one, unless the
+// last one ended less than MinRefreshInterval ago (then it returns nil).
+// The fetch runs on a goroutine of its own, bounded by FetchTimeout, with
+// ctx's values but not its cancellation. v.mu is held.
+func (v *JWTVerifier) refreshLocked(ctx context.Context, now time.Time) *keyFetch {
+	if v.inflight != nil {
+		return v.inflight
 	}
 	minRefresh := v.MinRefreshInterval
 	if minRefresh <= 0 {
 		minRefresh = 10 * time.Second
 	}
-	now := time.Now()
-	if v.keys == nil || now.Sub(v.fetchedAt) >= ttl {
-		if err := v.fetchLocked(ctx); err != nil && v.keys == nil {
-			return nil, err
+	if !v.endedAt.IsZero() && now.Sub(v.endedAt) < minRefresh {
+		return nil
+	}
+	timeout := v.FetchTimeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	f := &keyFetch{done: make(chan struct{})}
+	v.inflight = f
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	jwksURL := v.jwksURL
+	go func() {
+		defer cancel()
+		set, u, err := v.fetch(fctx, jwksURL)
+		v.mu.Lock()
+		defer v.mu.Unlock()
+		if u != "" {
+			v.jwksURL = u
+		}
+		if err == nil {
+			v.keys, v.keysAt = set, time.Now()
+			v.fetches++
+		}
+		f.err = err
+		v.endedAt = time.Now()
+		v.inflight = nil
+		close(f.done)
+	}()
+	return f
+}
+
+// fetch fetches the key set, discovering its URL first when jwksURL is
+// "". It returns the URL it used.
+func (v *JWTVerifier) fetch(ctx context.Context, jwksURL string) (set *jose.JSONWebKeySet, u string, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			set, err = nil, fmt.Errorf("resource: fetching the issuer's keys: panic: %v", r)
+		}
+	}()
+	u = jwksURL
+	if u == "" {
+		u = v.JWKSURL
+	}
+	if u == "" {
+		if u, err = discoverJWKS(ctx, v.client(), v.Issuer); err != nil {
+			return nil, "", err
 		}
 	}
-	keys := matchKeys(v.keys, kid, alg)
-	if len(keys) == 0 && now.Sub(v.fetchedAt) >= minRefresh {
-		if err := v.fetchLocked(ctx); err != nil {
-			return nil, err
-		}
-		keys = matchKeys(v.keys, kid, alg)
+	set = new(jose.JSONWebKeySet)
+	if err := getJSON(ctx, v.client(), u, set); err != nil {
+		return nil, u, fmt.Errorf("resource: fetching the issuer's keys: %w", err)
 	}
-	if len(keys) == 0 {
-		return nil, invalid("no key of the issuer matches the token's kid")
-	}
-	return keys, nil
+	return set, u, nil
 }
 
 func matchKeys(set *jose.JSONWebKeySet, kid, alg string) []*jose.JSONWebKey {
@@ -210,29 +307,6 @@ func matchKeys(set *jose.JSONWebKeySet, kid, alg string) []*jose.JSONWebKey {
 		out = append(out, k)
 	}
 	return out
-}
-
-// fetchLocked fetches the key set (discovering its URL first if needed);
-// v.mu is held.
-func (v *JWTVerifier) fetchLocked(ctx context.Context) error {
-	v.fetchedAt = time.Now()
-	if v.jwksURL == "" {
-		v.jwksURL = v.JWKSURL
-	}
-	if v.jwksURL == "" {
-		u, err := discoverJWKS(ctx, v.client(), v.Issuer)
-		if err != nil {
-			return err
-		}
-		v.jwksURL = u
-	}
-	var set jose.JSONWebKeySet
-	if err := getJSON(ctx, v.client(), v.jwksURL, &set); err != nil {
-		return fmt.Errorf("resource: fetching the issuer's keys: %w", err)
-	}
-	v.fetches++
-	v.keys = &set
-	return nil
 }
 
 // keySetFetches returns how many times the key set was fetched (tests).

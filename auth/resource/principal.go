@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -21,7 +22,8 @@ type Principal struct {
 	Subject string
 	// ClientID is the client the token was issued to (client_id claim).
 	ClientID string
-	// Issuer is the token's iss, when known.
+	// Issuer is the token's iss; for an introspection answer without
+	// iss, the verifier's Issuer.
 	Issuer string
 	// Audience is the token's aud.
 	Audience []string
@@ -35,6 +37,29 @@ type Principal struct {
 	// Claims are all the claims of the token (JWT payload or introspection
 	// response), numbers as json.Number.
 	Claims map[string]any
+}
+
+// ID identifies the principal for binding state to it, and is what
+// Protect sets with server.WithPrincipal: legacy sessions, HTTP+SSE
+// streams, sealed requestState and cursors are bound to it. It names the
+// issuer and the kind of identity, so that two issuers' "alice" are two
+// principals, and so are a subject "alice" and a client "alice" (a
+// token without sub, known by its client_id):
+//
+//	<issuer>#sub=<sub>
+//	<issuer>#client_id=<client_id>
+//
+// with the value query-escaped (so the last "#" ends the issuer, and no
+// two principals have one ID). It is "" when the token names neither a
+// subject nor a client; Protect refuses such a token.
+func (p *Principal) ID() string {
+	switch {
+	case p.Subject != "":
+		return p.Issuer + "#sub=" + url.QueryEscape(p.Subject)
+	case p.ClientID != "":
+		return p.Issuer + "#client_id=" + url.QueryEscape(p.ClientID)
+	}
+	return ""
 }
 
 // HasScopes reports whether every scope in want was granted.
@@ -80,6 +105,12 @@ var (
 	// ErrInvalidDPoPProof is wrapped by the errors of a missing or bad DPoP
 	// proof for a sender-constrained token.
 	ErrInvalidDPoPProof = errors.New("invalid DPoP proof")
+	// ErrBusy is wrapped by the errors of a token that could not be
+	// checked for lack of capacity (introspection calls for unknown
+	// tokens beyond IntrospectionVerifier.UnknownTokenRate, a DPoP replay
+	// cache that cannot take the proof): not the token's fault; Protect
+	// answers 503 with Retry-After, and the client may try again.
+	ErrBusy = errors.New("resource: busy")
 )
 
 func invalid(format string, args ...any) error {

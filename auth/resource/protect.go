@@ -187,6 +187,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p, err := h.opts.Verifier.Verify(r.Context(), token, r)
+	if err == nil && p == nil {
+		err = errors.New("resource: the verifier returned no principal")
+	}
 	switch {
 	case err == nil:
 	case errors.Is(err, ErrInvalidDPoPProof):
@@ -200,15 +203,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "the access token could not be checked", http.StatusServiceUnavailable)
 		return
 	}
+	principal := p.ID()
+	if principal == "" {
+		// Nobody to bind sessions and sealed state to.
+		h.challenge(w, r, http.StatusUnauthorized, "invalid_token", "the token names neither a subject (sub) nor a client (client_id)")
+		return
+	}
 	if !p.HasScopes(h.opts.RequiredScopes...) {
 		h.challenge(w, r, http.StatusForbidden, "insufficient_scope", "the token lacks a required scope")
 		return
 	}
 	ctx := r.Context()
-	principal := p.Subject
-	if principal == "" {
-		principal = p.ClientID
-	}
 	ctx = server.WithPrincipal(ctx, principal)
 	ctx = server.WithScopes(ctx, p.Scopes)
 	ctx = WithPrincipal(ctx, p)

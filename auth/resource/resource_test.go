@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -317,28 +318,87 @@ func TestIntrospectionVerifierZitadel(t *testing.T) {
 	})
 }
 
-// TestDPoPReplayCacheBounded checks the replay cache forgets the oldest
-// proofs beyond its size, and expired ones.
-func TestDPoPReplayCacheBounded(t *testing.T) {
-	d := &DPoPChecker{ReplayCacheSize: 3}
+// TestDPoPReplayCacheNeverForgetsLiveProofs: a full replay cache, or a
+// key at its share of it, refuses new proofs (ErrBusy) instead of
+// forgetting live ones; expired proofs make room; jti are a key's own.
+func TestDPoPReplayCacheNeverForgetsLiveProofs(t *testing.T) {
+	d := &DPoPChecker{ReplayCacheSize: 4, ReplayCachePerKey: 2}
 	now := time.Now()
-	for _, j := range []string{"a", "b", "c", "d"} {
-		if !d.remember(j, now.Add(time.Minute), now) {
-			t.Fatalf("%s refused", j)
+	exp := now.Add(time.Minute)
+	busy := func(err error, what string) {
+		t.Helper()
+		if !errors.Is(err, ErrBusy) || errors.Is(err, ErrInvalidDPoPProof) {
+			t.Errorf("%s: %v, want ErrBusy", what, err)
 		}
 	}
-	if d.len() != 3 {
-		t.Errorf("%d entries, want 3", d.len())
+	for _, p := range [][2]string{{"A", "1"}, {"A", "2"}, {"B", "1"}} {
+		if err := d.remember(p[0], p[1], exp, now); err != nil {
+			t.Fatalf("%v refused: %v", p, err)
+		}
 	}
-	if d.remember("d", now.Add(time.Minute), now) {
-		t.Error("replay of d accepted")
+	busy(d.remember("A", "3", exp, now), "a key's third proof")
+	if err := d.remember("B", "2", exp.Add(time.Minute), now); err != nil {
+		t.Fatalf("B 2: %v", err)
 	}
-	if !d.remember("a", now.Add(time.Minute), now) {
-		t.Error("a, evicted, refused")
+	busy(d.remember("C", "1", exp, now), "a new key's proof, the cache full")
+	for _, p := range [][2]string{{"A", "1"}, {"A", "2"}, {"B", "1"}, {"B", "2"}} {
+		if err := d.remember(p[0], p[1], exp, now); !errors.Is(err, ErrInvalidDPoPProof) {
+			t.Errorf("replay of %v with the cache full: %v", p, err)
+		}
 	}
-	later := now.Add(2 * time.Minute)
-	if !d.remember("e", later.Add(time.Minute), later) || d.len() != 1 {
-		t.Errorf("expired entries kept: %d", d.len())
+	// Past the first three's expiry, they make room; B 2 is still live.
+	later := exp.Add(time.Second)
+	if err := d.remember("C", "1", later.Add(time.Minute), later); err != nil {
+		t.Errorf("after expiry: %v", err)
+	}
+	if err := d.remember("B", "2", later.Add(time.Minute), later); !errors.Is(err, ErrInvalidDPoPProof) {
+		t.Errorf("replay of the live B 2: %v", err)
+	}
+	if d.len() != 2 {
+		t.Errorf("%d entries, want 2", d.len())
+	}
+	// The default share of one key is a tenth of the cache.
+	d = &DPoPChecker{ReplayCacheSize: 20}
+	for i := range 3 {
+		err := d.remember("A", fmt.Sprint(i), exp, now)
+		if i < 2 && err != nil {
+			t.Errorf("proof %d: %v", i, err)
+		}
+		if i == 2 {
+			busy(err, "a key's proof beyond a tenth of the cache")
+		}
+	}
+}
+
+// TestDPoPReplayAfterFlood: the attack on a cache that forgets when full
+// (capture a proof, flood the cache with fresh proofs, replay it) fails.
+func TestDPoPReplayAfterFlood(t *testing.T) {
+	d := &DPoPChecker{ReplayCacheSize: 30}
+	victim, attacker := newDPoPKey(t), newDPoPKey(t)
+	check := func(k *dpopKey, token, proof string) error {
+		r := request("POST", "DPoP", token, proof)
+		return d.Check(r, token, k.jkt, testResource)
+	}
+	captured := victim.proof(t, "POST", testResource, "victim-token", time.Now())
+	if err := check(victim, "victim-token", captured); err != nil {
+		t.Fatal(err)
+	}
+	refused := 0
+	for range 60 {
+		err := check(attacker, "attacker-token", attacker.proof(t, "POST", testResource, "attacker-token", time.Now()))
+		if errors.Is(err, ErrBusy) {
+			refused++
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if refused != 57 {
+		t.Errorf("%d of the attacker's 60 proofs refused, want 57 (a tenth of the cache is 3)", refused)
+	}
+	wantInvalid(t, check(victim, "victim-token", captured), ErrInvalidDPoPProof, "replayed", "")
+	// The victim's fresh proofs are still taken.
+	if err := check(victim, "victim-token", victim.proof(t, "POST", testResource, "victim-token", time.Now())); err != nil {
+		t.Errorf("a fresh proof of another key: %v", err)
 	}
 }
 
@@ -463,7 +523,7 @@ func TestProtectZitadel(t *testing.T) {
 			if w.Code != 200 || w.Body.String() != "inner "+m {
 				t.Fatalf("%s: %d %s", m, w.Code, w.Body)
 			}
-			if got.principal != svcJWT || !got.scopesSet || !slices.Equal(got.scopes, []string{scopeRead, scopeWrite}) {
+			if got.principal != p.issuer+"#sub="+svcJWT || !got.scopesSet || !slices.Equal(got.scopes, []string{scopeRead, scopeWrite}) {
 				t.Errorf("%s: server context: %+v", m, got)
 			}
 			if got.p == nil || got.p.Subject != svcJWT || got.p.ClientID != svcJWT || got.p.Expiry.IsZero() || got.p.Claims["iss"] != p.issuer {

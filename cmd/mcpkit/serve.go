@@ -34,21 +34,28 @@ an execute tool that runs a statement only after the user confirms it.
 
 A PostgreSQL role that can do more than read (a superuser, a member of
 pg_execute_server_program, pg_read_server_files, pg_write_server_files or
-pg_signal_backend, a BYPASSRLS role, an owner of the served tables) is
-refused: connect as a role made for it (see Security in the README), or
-pass --allow-privileged-role to serve anyway, with a warning.
+pg_signal_backend, a BYPASSRLS role, a member of a superuser or BYPASSRLS
+role, an owner of the served tables, or one that can execute a SECURITY
+DEFINER function owned by such a role, as PUBLIC can unless revoked) is
+refused, naming each privilege and function: connect as a role made for it
+(see Security in the README), or pass --allow-privileged-role to serve
+anyway, with a warning.
 
 It listens on 127.0.0.1:8080 (endpoint /mcp) unless --addr says otherwise,
 or speaks over stdin/stdout with --stdio. Beside /mcp it serves the
 deprecated HTTP+SSE transport, for clients of revision 2024-11-05, at /sse
-(--sse-path; --sse-path "" turns it off).
+(--sse-path; --sse-path "" turns it off). One caller may hold a bounded
+share of the streams (--max-sse-streams-per-principal,
+--max-listen-streams-per-principal), and the HTTP+SSE endpoint holds at
+most --max-sse-buffered of messages not yet answered.
 
 --auth-issuer makes it an OAuth protected resource: every request needs an
 access token from that authorization server, for this endpoint (audience
 --public-url, or the listening URL) and with every --auth-scope; with
 --allow-writes, execute also needs --auth-write-scope (default mcp:write).
 Tokens are checked as JWTs against the issuer's keys, or at
---auth-introspection-url. The metadata clients discover the server by is
+--auth-introspection-url, whose answer must name this endpoint in aud
+(unless --auth-introspection-allow-no-audience). The metadata clients discover the server by is
 served at /.well-known/oauth-protected-resource/mcp. The HTTP+SSE endpoint
 is protected the same way, as a resource of its own: its URL is --sse-path
 resolved against the endpoint's (http://127.0.0.1:8080/sse), its metadata
@@ -91,6 +98,8 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	fs.Var(&origins, "allow-origin", "also accept browser requests from `ORIGIN` and turn CORS on for it, so that its pages can call the server (repeatable)")
 	var sec serveSecurity
 	sec.register(fs)
+	var limits serveLimits
+	limits.register(fs)
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(e.Stdout, "Usage:\n  mcpkit serve sql [flags]\n\n%s\n\nFlags:\n", serveAbout)
@@ -115,6 +124,9 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		return usageError(e, "serve sql", fmt.Sprintf("--sse-path %q is not a path of its own (one starting with /, not /mcp)", *ssePath))
 	}
 	if err := sec.check(*addr, *useStdio, set); err != nil {
+		return usageError(e, "serve sql", err.Error())
+	}
+	if err := limits.check(*useStdio, *ssePath, set); err != nil {
 		return usageError(e, "serve sql", err.Error())
 	}
 	tlsConf, err := sec.tlsConfig()
@@ -148,8 +160,9 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	}
 	defer d.Close()
 	core := server.New(protocol.Implementation{Name: "mcpkit-sql", Title: "mcpkit database server", Version: version()}, &server.Options{
-		Instructions: "A SQL database. Read the schema resources (or describe_table), then answer questions with the query tool; the ask prompt builds a question for a model.",
-		Logger:       logger,
+		Instructions:                 "A SQL database. Read the schema resources (or describe_table), then answer questions with the query tool; the ask prompt builds a question for a model.",
+		Logger:                       logger,
+		MaxListenStreamsPerPrincipal: limits.listenStreams,
 	})
 	d.Register(core)
 	defer core.Close()
@@ -169,7 +182,8 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	mux := http.NewServeMux()
 	endpoints := map[string]http.Handler{"/mcp": streamable.NewHandler(core, &streamable.Options{Logger: logger, AllowedOrigins: origins})}
 	if *ssePath != "" {
-		endpoints[*ssePath] = sse.NewHandler(core, &sse.Options{Logger: logger, AllowedOrigins: origins})
+		endpoints[*ssePath] = sse.NewHandler(core, &sse.Options{Logger: logger, AllowedOrigins: origins,
+			MaxStreamsPerPrincipal: limits.sseStreams, MaxBufferedBytes: int64(limits.sseBuffered)})
 	}
 	resourceURL := sec.resourceURL(ln)
 	if sec.authOn() {

@@ -47,6 +47,8 @@ func TestServeSQLSecurityFlags(t *testing.T) {
 		{[]string{"--auth-issuer", iss, "--auth-client-id", "rs"}, "are for --auth-introspection-url"},
 		{[]string{"--auth-issuer", iss, "--auth-introspection-cache", "1m"}, "are for --auth-introspection-url"},
 		{[]string{"--auth-introspection-cache", "1m"}, "needs --auth-issuer"},
+		{[]string{"--auth-issuer", iss, "--auth-introspection-allow-no-audience"}, "are for --auth-introspection-url"},
+		{[]string{"--auth-introspection-allow-no-audience"}, "needs --auth-issuer"},
 		{[]string{"--auth-issuer", iss, "--auth-introspection-url", iss + "/introspect", "--auth-client-id", "rs", "--auth-client-secret", "s", "--auth-introspection-cache", "-1s"}, "must not be negative"},
 		{[]string{"--auth-issuer", iss, "--auth-scope", "two words"}, "not an OAuth scope"},
 		{[]string{"--auth-issuer", iss, "--insecure-no-auth"}, "not both"},

@@ -24,6 +24,7 @@ import (
 type serveSecurity struct {
 	issuer, introspectURL, clientID, clientSecret string
 	introspectCache                               time.Duration
+	introspectNoAud                               bool
 	scopes                                        listFlag
 	writeScope                                    string
 	publicURL                                     string
@@ -43,6 +44,7 @@ func (s *serveSecurity) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.clientID, "auth-client-id", "", "client `ID` of this server at the introspection endpoint")
 	fs.StringVar(&s.clientSecret, "auth-client-secret", "", "client `SECRET` at the introspection endpoint (or set "+introspectSecretEnv+")")
 	fs.DurationVar(&s.introspectCache, "auth-introspection-cache", 0, "keep an active token's introspection answer for `DURATION` (never past its expiry; a token revoked meanwhile is taken until then); 0 asks on every request")
+	fs.BoolVar(&s.introspectNoAud, "auth-introspection-allow-no-audience", false, "accept an active introspection answer without aud; only for an authorization server that never sends it and issues tokens for this server alone: such an answer cannot tell a token for this server from one for another API")
 	fs.Var(&s.scopes, "auth-scope", "require the scope `S` of every request (repeatable)")
 	fs.StringVar(&s.writeScope, "auth-write-scope", defaultWriteScope, "with --auth-issuer and --allow-writes, the scope `S` the execute tool also needs")
 	fs.StringVar(&s.publicURL, "public-url", "", "the endpoint's canonical `URL` as clients reach it, e.g. https://db.example.com/mcp behind a TLS-terminating proxy (the tokens' audience)")
@@ -60,7 +62,7 @@ func (s *serveSecurity) check(addr string, useStdio bool, set map[string]bool) e
 		s.clientSecret = os.Getenv(introspectSecretEnv)
 	}
 	if useStdio {
-		for _, name := range []string{"auth-issuer", "auth-introspection-url", "auth-introspection-cache", "auth-client-id", "auth-client-secret", "auth-scope", "auth-write-scope", "public-url", "insecure-no-auth", "tls-cert", "tls-key"} {
+		for _, name := range []string{"auth-issuer", "auth-introspection-url", "auth-introspection-cache", "auth-introspection-allow-no-audience", "auth-client-id", "auth-client-secret", "auth-scope", "auth-write-scope", "public-url", "insecure-no-auth", "tls-cert", "tls-key"} {
 			if set[name] {
 				return fmt.Errorf("--%s is for HTTP; --stdio serves the process that started it", name)
 			}
@@ -68,7 +70,7 @@ func (s *serveSecurity) check(addr string, useStdio bool, set map[string]bool) e
 		return nil
 	}
 	if !s.authOn() {
-		for _, name := range []string{"auth-introspection-url", "auth-introspection-cache", "auth-client-id", "auth-client-secret", "auth-scope", "auth-write-scope"} {
+		for _, name := range []string{"auth-introspection-url", "auth-introspection-cache", "auth-introspection-allow-no-audience", "auth-client-id", "auth-client-secret", "auth-scope", "auth-write-scope"} {
 			if set[name] {
 				return fmt.Errorf("--%s needs --auth-issuer", name)
 			}
@@ -84,8 +86,8 @@ func (s *serveSecurity) check(addr string, useStdio bool, set map[string]bool) e
 			if s.clientID == "" || s.clientSecret == "" {
 				return fmt.Errorf("--auth-introspection-url needs --auth-client-id and --auth-client-secret (or %s)", introspectSecretEnv)
 			}
-		} else if set["auth-client-id"] || set["auth-client-secret"] || set["auth-introspection-cache"] {
-			return errors.New("--auth-client-id, --auth-client-secret and --auth-introspection-cache are for --auth-introspection-url")
+		} else if set["auth-client-id"] || set["auth-client-secret"] || set["auth-introspection-cache"] || set["auth-introspection-allow-no-audience"] {
+			return errors.New("--auth-client-id, --auth-client-secret, --auth-introspection-cache and --auth-introspection-allow-no-audience are for --auth-introspection-url")
 		}
 		if s.introspectCache < 0 {
 			return errors.New("--auth-introspection-cache must not be negative")
@@ -230,7 +232,7 @@ func (s *serveSecurity) protect(mux *http.ServeMux, endpoints map[string]http.Ha
 		}
 		var v resource.Verifier
 		if s.introspectURL != "" {
-			v = &resource.IntrospectionVerifier{Endpoint: s.introspectURL, ClientID: s.clientID, ClientSecret: s.clientSecret, Resource: res, Issuer: s.issuer, CacheTTL: s.introspectCache}
+			v = &resource.IntrospectionVerifier{Endpoint: s.introspectURL, ClientID: s.clientID, ClientSecret: s.clientSecret, Resource: res, Issuer: s.issuer, CacheTTL: s.introspectCache, AllowMissingAudience: s.introspectNoAud}
 		} else {
 			v = &resource.JWTVerifier{Issuer: s.issuer, Resource: res}
 		}

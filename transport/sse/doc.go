@@ -12,15 +12,32 @@
 // with it.
 //
 // Handler serves it in front of any transport.Handler, such as
-// *server.Server. Each stream runs stdio.Serve over the messages POSTed to
-// it, with the GET's context, so requests are served exactly as on stdio:
-// concurrently, cancelled by notifications/cancelled, within the same
+// *server.Server. Each stream runs stdio.ServeMessages over the messages
+// POSTed to it, so requests are served exactly as on stdio: concurrently,
+// cancelled by notifications/cancelled or with the stream, within the same
 // limits. The checks of Streamable HTTP apply (Origin and Host, body size,
-// Content-Type), as does its CORS for Options.AllowedOrigins, and a POST must come from the principal of the GET
-// (transport.WithPrincipal): another's is refused with 403. A POST without
-// a sessionId is answered 405, which sends a client probing for Streamable
-// HTTP back to the GET, as the specification's backwards-compatibility
-// procedure has it.
+// Content-Type), as does its CORS for Options.AllowedOrigins.
+//
+// Each message is authorized by its own POST: authentication middleware in
+// front of the handler (auth/resource.Protect) checks every POST's token,
+// and the message is served with what it put on the POST's context (the
+// principal, the granted scopes), never with the GET's; only the
+// cancellation is the stream's. A POST must come from the principal of
+// the GET (transport.WithPrincipal): another's is refused with 403. A POST
+// without a sessionId is answered 405, which sends a client probing for
+// Streamable HTTP back to the GET, as the specification's
+// backwards-compatibility procedure has it.
+//
+// What clients can make the server hold is bounded. A stream holds at most
+// Options.MaxStreamBytes (16 MiB) of messages not yet answered and of
+// responses not yet written, counted from before a body is read: a POST
+// beyond it is answered 429 with Retry-After, unread, and a client that
+// stops reading its stream soon has its POSTs refused. All the streams
+// together hold at most Options.MaxBufferedBytes (256 MiB): beyond it, 503
+// with Retry-After. At most Options.MaxStreams (1,000) streams are open,
+// and one principal may open a hundredth of them
+// (Options.MaxStreamsPerPrincipal; 429 beyond it), while callers without a
+// principal, which nothing tells apart, share them all.
 //
 // Mount it beside the Streamable HTTP endpoint; by default the message
 // endpoint is the stream's own path:

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -15,7 +14,6 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/internal/httpguard"
-	"github.com/mcpkit/mcpkit/internal/jsonvalid"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
 	"github.com/mcpkit/mcpkit/transport"
@@ -44,9 +42,30 @@ type Options struct {
 	AllowedHosts []string
 	// MaxBodyBytes limits a POSTed message; 0 means 4 MiB.
 	MaxBodyBytes int64
+	// MaxStreamBytes bounds the bytes one stream holds: the messages
+	// POSTed to it and not yet answered (each counts from before its body
+	// is read, with 4 KiB for the POST that carries it) and their
+	// responses not yet written to the stream; 0 means four times
+	// MaxBodyBytes, at least 1 MiB (16 MiB by default). A POST beyond it
+	// is answered 429 with Retry-After, and is neither read nor kept; a
+	// request that comes when unwritten responses fill it is answered on
+	// the stream with a -32603 "server busy" error.
+	MaxStreamBytes int64
+	// MaxBufferedBytes bounds the same bytes for all the streams together;
+	// 0 means 256 MiB (at least MaxStreamBytes). A POST beyond it is
+	// answered 503 with Retry-After.
+	MaxBufferedBytes int64
 	// MaxStreams bounds the streams open at once; 0 means 1,000. A GET
 	// beyond it is answered 503 with Retry-After.
 	MaxStreams int
+	// MaxStreamsPerPrincipal bounds the streams one principal
+	// (transport.PrincipalFrom of the GET) has open at once. 0 means a
+	// hundredth of MaxStreams (10, at least 1) for every authenticated
+	// principal, while callers without one (no authentication in front,
+	// the "" principal) cannot be told apart and share MaxStreams; a value
+	// set applies to every principal, "" included. A GET beyond it is
+	// answered 429 with Retry-After.
+	MaxStreamsPerPrincipal int
 	// KeepAlive is the interval of SSE comment lines on a quiet stream; 0
 	// means 15 seconds, a negative value disables them.
 	KeepAlive time.Duration
@@ -73,8 +92,11 @@ type Handler struct {
 	guard  httpguard.Guard
 	logger *slog.Logger
 
+	budget *stdio.Budget // of all the streams: MaxBufferedBytes
+
 	mu      sync.Mutex
 	streams map[string]*stream
+	owned   map[string]int // streams open per principal
 
 	shutdown *httpguard.Shutdown // ends streams when an http.Server serving x shuts down
 }
@@ -84,12 +106,13 @@ type Handler struct {
 type stream struct {
 	principal string // of the GET; POSTs must come from it
 	in        *inbox
+	budget    *stdio.Budget // MaxStreamBytes, within the handler's
 }
 
 // NewHandler returns an http.Handler serving h over HTTP+SSE at whatever
 // path it is mounted on.
 func NewHandler(h transport.Handler, opts *Options) *Handler {
-	x := &Handler{h: h, streams: map[string]*stream{}}
+	x := &Handler{h: h, streams: map[string]*stream{}, owned: map[string]int{}}
 	x.shutdown = httpguard.NewShutdown()
 	if opts != nil {
 		x.opts = *opts
@@ -97,6 +120,13 @@ func NewHandler(h transport.Handler, opts *Options) *Handler {
 	if x.opts.MaxBodyBytes <= 0 {
 		x.opts.MaxBodyBytes = 4 << 20
 	}
+	if x.opts.MaxStreamBytes <= 0 {
+		x.opts.MaxStreamBytes = max(4*x.opts.MaxBodyBytes, 1<<20)
+	}
+	if x.opts.MaxBufferedBytes <= 0 {
+		x.opts.MaxBufferedBytes = max(256<<20, x.opts.MaxStreamBytes)
+	}
+	x.budget = stdio.NewBudget(x.opts.MaxBufferedBytes, nil)
 	if x.opts.MaxStreams <= 0 {
 		x.opts.MaxStreams = 1000
 	}
@@ -117,7 +147,7 @@ func NewHandler(h transport.Handler, opts *Options) *Handler {
 	return x
 }
 
-// retryAfter is the Retry-After, in seconds, of a 503.
+// retryAfter is the Retry-After, in seconds, of a 503 or a 429.
 const retryAfter = "5"
 
 // ServeHTTP implements http.Handler.
@@ -141,18 +171,24 @@ func (x *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // serveStream opens a stream: the endpoint event, then the server's
 // messages, until the client leaves, the legacy session ends or the
-// http.Server shuts down. The stream's messages are served by stdio.Serve
-// with the GET's context (its principal, what middleware put there).
+// http.Server shuts down. The stream's messages are served by
+// stdio.ServeMessages, each with its POST's context values (its principal
+// and scopes, what middleware put there), cancelled with the stream.
 func (x *Handler) serveStream(w http.ResponseWriter, r *http.Request) {
 	if !httpguard.Negotiate(r.Header.Values("Accept")).SSE {
 		httpguard.WriteError(w, http.StatusNotAcceptable, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Not Acceptable: the stream is text/event-stream", nil))
 		return
 	}
-	st := &stream{principal: transport.PrincipalFrom(r.Context()), in: newInbox()}
-	id, ok := x.register(st)
-	if !ok {
+	st := &stream{principal: transport.PrincipalFrom(r.Context()), in: newInbox(), budget: stdio.NewBudget(x.opts.MaxStreamBytes, x.budget)}
+	id, status := x.register(st)
+	switch status {
+	case http.StatusServiceUnavailable:
 		w.Header().Set("Retry-After", retryAfter)
-		httpguard.WriteError(w, http.StatusServiceUnavailable, nil, jsonrpc.NewError(protocol.CodeInternalError, "Service Unavailable: too many open streams; try again later", nil))
+		httpguard.WriteError(w, status, nil, jsonrpc.NewError(protocol.CodeInternalError, "Service Unavailable: too many open streams; try again later", nil))
+		return
+	case http.StatusTooManyRequests:
+		w.Header().Set("Retry-After", retryAfter)
+		httpguard.WriteError(w, status, nil, jsonrpc.NewError(protocol.CodeInternalError, "Too Many Requests: you have too many open streams; close one or try again later", nil))
 		return
 	}
 	defer x.unregister(id)
@@ -162,8 +198,8 @@ func (x *Handler) serveStream(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	defer context.AfterFunc(x.shutdown.Watch(r), cancel)()
-	// Closing the input ends stdio.Serve's reader, which a cancelled
-	// context alone does not interrupt.
+	// Closing the input ends the stream's reader, and POSTs waiting to
+	// hand it a message.
 	context.AfterFunc(ctx, st.in.close)
 	defer st.in.close()
 
@@ -187,10 +223,10 @@ func (x *Handler) serveStream(w http.ResponseWriter, r *http.Request) {
 	watch := &watched{Handler: x.h, opened: make(chan transport.Session, 1)}
 	served := make(chan error, 1)
 	go func() {
-		served <- stdio.Serve(ctx, watch, st.in, out, &stdio.Options{
-			MaxLineBytes:  int(x.opts.MaxBodyBytes),
+		served <- stdio.ServeMessages(ctx, watch, st.in, out, &stdio.Options{
 			MaxConcurrent: x.opts.MaxConcurrent,
 			MaxPending:    x.opts.MaxPending,
+			Budget:        st.budget,
 			Logger:        x.logger,
 		})
 	}()
@@ -222,118 +258,53 @@ func (x *Handler) serveStream(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// register adds st under a fresh id, unless MaxStreams are open.
-func (x *Handler) register(st *stream) (string, bool) {
+// register adds st under a fresh id, unless MaxStreams are open (503) or
+// its principal's share (429); the status is 0 when it was added.
+func (x *Handler) register(st *stream) (string, int) {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	id := hex.EncodeToString(b[:])
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if len(x.streams) >= x.opts.MaxStreams {
-		return "", false
+		return "", http.StatusServiceUnavailable
+	}
+	if x.owned[st.principal] >= x.perPrincipal(st.principal) {
+		return "", http.StatusTooManyRequests
 	}
 	x.streams[id] = st
-	return id, true
+	x.owned[st.principal]++
+	return id, 0
+}
+
+// perPrincipal is the most streams principal may have open.
+func (x *Handler) perPrincipal(principal string) int {
+	switch {
+	case x.opts.MaxStreamsPerPrincipal > 0:
+		return x.opts.MaxStreamsPerPrincipal
+	case principal == "":
+		return x.opts.MaxStreams
+	}
+	return max(1, x.opts.MaxStreams/100)
 }
 
 func (x *Handler) unregister(id string) {
 	x.mu.Lock()
+	defer x.mu.Unlock()
+	st := x.streams[id]
+	if st == nil {
+		return
+	}
 	delete(x.streams, id)
-	x.mu.Unlock()
+	if x.owned[st.principal]--; x.owned[st.principal] <= 0 {
+		delete(x.owned, st.principal)
+	}
 }
 
 func (x *Handler) lookup(id string) *stream {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	return x.streams[id]
-}
-
-// servePost delivers one message to the stream its sessionId names and
-// answers 202; the response goes on the stream.
-func (x *Handler) servePost(w http.ResponseWriter, r *http.Request) {
-	id := r.URL.Query().Get("sessionId")
-	if id == "" {
-		// Not an error of the modern era: a client probing for Streamable
-		// HTTP falls back to this transport on a 405.
-		w.Header().Set("Allow", http.MethodGet)
-		httpguard.WriteError(w, http.StatusMethodNotAllowed, nil, jsonrpc.NewError(protocol.CodeInvalidRequest,
-			"Method Not Allowed: this is an HTTP+SSE endpoint; GET it with Accept: text/event-stream, then POST to the endpoint it announces", nil))
-		return
-	}
-	st := x.lookup(id)
-	if st == nil {
-		httpguard.WriteError(w, http.StatusNotFound, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Not Found: no such stream (it ended); open a new one", nil))
-		return
-	}
-	if transport.PrincipalFrom(r.Context()) != st.principal {
-		httpguard.WriteError(w, http.StatusForbidden, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Forbidden: the stream belongs to another principal", nil))
-		return
-	}
-	if !httpguard.IsJSONContentType(r.Header.Get("Content-Type")) {
-		httpguard.WriteError(w, http.StatusUnsupportedMediaType, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Unsupported Media Type: Content-Type must be application/json", nil))
-		return
-	}
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Now().Add(x.opts.ReadTimeout))
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, x.opts.MaxBodyBytes))
-	if err != nil {
-		// The body did not arrive whole in time: the connection ends with
-		// the answer, the lapsed deadline kept so that net/http does not
-		// wait on to drain the rest.
-		w.Header().Set("Connection", "close")
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			httpguard.WriteError(w, http.StatusRequestEntityTooLarge, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "request body too large", nil))
-			return
-		}
-		httpguard.WriteError(w, http.StatusBadRequest, nil, jsonrpc.NewError(protocol.CodeParseError, "reading request body: "+err.Error(), nil))
-		return
-	}
-	_ = rc.SetReadDeadline(time.Time{})
-	// Decoding checks the body (jsonvalid.Check) and its shape; the stream
-	// decodes the line again, so only a valid message reaches it. A batch
-	// is checked as JSON here and taken, as on stdio, only by a session of
-	// revision 2025-03-26.
-	if jsonrpc.IsBatch(body) {
-		if err := jsonvalid.Check(body); err != nil {
-			httpguard.WriteError(w, http.StatusBadRequest, nil, jsonrpc.NewError(protocol.CodeParseError, "parse error: "+err.Error(), nil))
-			return
-		}
-	} else if msg, err := jsonrpc.Decode(body); err != nil {
-		var id *jsonrpc.ID
-		if msg != nil {
-			id = &msg.ID
-		}
-		var e *jsonrpc.Error
-		if !errors.As(err, &e) {
-			e = jsonrpc.NewError(protocol.CodeParseError, "parse error: "+err.Error(), nil)
-		}
-		httpguard.WriteError(w, http.StatusBadRequest, id, e)
-		return
-	}
-	line := body
-	if bytes.IndexByte(line, '\n') >= 0 {
-		// Between tokens a newline is white space; on the stream's input
-		// it would end the line.
-		var buf bytes.Buffer
-		buf.Grow(len(body))
-		if err := json.Compact(&buf, body); err != nil {
-			httpguard.WriteError(w, http.StatusBadRequest, nil, jsonrpc.NewError(protocol.CodeParseError, "parse error: invalid JSON", nil))
-			return
-		}
-		line = buf.Bytes()
-	}
-	line = append(line, '\n')
-	switch err := st.in.deliver(r.Context(), line); {
-	case errors.Is(err, errEnded):
-		httpguard.WriteError(w, http.StatusNotFound, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Not Found: no such stream (it ended); open a new one", nil))
-		return
-	case err != nil:
-		return // the client left
-	}
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.WriteHeader(http.StatusAccepted)
-	_, _ = io.WriteString(w, "Accepted")
 }
 
 // watched reports the legacy session initialize opens, so that the stream
@@ -353,52 +324,6 @@ func (h *watched) Serve(ctx context.Context, req *transport.Request) (protocol.R
 	}
 	return res, err
 }
-
-// inbox is the input of a stream's stdio.Serve: the messages POSTed to it,
-// one a line. It reads end of input once closed.
-type inbox struct {
-	ch     chan []byte
-	done   chan struct{}
-	closer sync.Once
-	rest   []byte // what the reader has not taken yet of the last message
-}
-
-func newInbox() *inbox { return &inbox{ch: make(chan []byte), done: make(chan struct{})} }
-
-// Read implements io.Reader for stdio.Serve's reader, its one caller.
-func (b *inbox) Read(p []byte) (int, error) {
-	if len(b.rest) == 0 {
-		select {
-		case m := <-b.ch:
-			b.rest = m
-		case <-b.done:
-			return 0, io.EOF
-		}
-	}
-	n := copy(p, b.rest)
-	b.rest = b.rest[n:]
-	return n, nil
-}
-
-// deliver hands a line to the reader. It fails with errEnded once the
-// inbox is closed, and with ctx's error when ctx ends first.
-func (b *inbox) deliver(ctx context.Context, line []byte) error {
-	select {
-	case <-b.done:
-		return errEnded
-	default:
-	}
-	select {
-	case b.ch <- line:
-		return nil
-	case <-b.done:
-		return errEnded
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (b *inbox) close() { b.closer.Do(func() { close(b.done) }) }
 
 // events is the output of a stream's stdio.Serve: every line written to it
 // is sent as one message event.

@@ -18,17 +18,20 @@ func batches(version string) bool { return version == protocol.Version2025_03_26
 // batch collects the responses to the requests of one JSON-RPC batch; the
 // array is written once the last of them is answered (nothing when it
 // held only notifications and responses). Its requests are served as any
-// other: concurrently, each cancellable by notifications/cancelled.
+// other: concurrently, each cancellable by notifications/cancelled. The
+// responses it holds count against the connection's budget until written.
 type batch struct {
 	c       *conn
 	pending atomic.Int64 // requests started and not finished, +1 until sealed
 
 	mu    sync.Mutex
 	parts [][]byte
+	held  int64 // the bytes of parts
 }
 
-// batch dispatches the messages of a batch line.
-func (c *conn) batch(ctx context.Context, line []byte) {
+// batch dispatches the messages of a batch line; o is the MessageReader
+// message it came in, or nil.
+func (c *conn) batch(ctx context.Context, line []byte, o *origin) {
 	var parts []json.RawMessage
 	if err := jsonrpc.Unmarshal(line, &parts); err != nil || len(parts) == 0 {
 		c.write(jsonrpc.AppendError(nil, jsonrpc.ID{}, jsonrpc.NewError(protocol.CodeInvalidRequest, "invalid request: malformed or empty batch", nil)))
@@ -38,7 +41,7 @@ func (c *conn) batch(ctx context.Context, line []byte) {
 	b.pending.Add(1) // sealed below, once every part is dispatched
 	for _, p := range parts {
 		msg, err := jsonrpc.Decode(p)
-		c.dispatch(ctx, msg, err, b)
+		c.dispatch(ctx, msg, err, b, o, c.chargeFor(p, o))
 	}
 	b.finish(nil)
 }
@@ -49,8 +52,15 @@ func (c *conn) reply(b *batch, resp []byte) {
 		c.write(resp)
 		return
 	}
+	b.add(resp)
+}
+
+// add keeps one response for the array.
+func (b *batch) add(resp []byte) {
+	b.c.budget.charge(int64(len(resp)))
 	b.mu.Lock()
 	b.parts = append(b.parts, resp)
+	b.held += int64(len(resp))
 	b.mu.Unlock()
 }
 
@@ -58,16 +68,16 @@ func (c *conn) reply(b *batch, resp []byte) {
 // writes the array after the last.
 func (b *batch) finish(resp []byte) {
 	if resp != nil {
-		b.mu.Lock()
-		b.parts = append(b.parts, resp)
-		b.mu.Unlock()
+		b.add(resp)
 	}
 	if b.pending.Add(-1) != 0 {
 		return
 	}
 	b.mu.Lock()
-	parts := b.parts
+	parts, held := b.parts, b.held
+	b.parts, b.held = nil, 0
 	b.mu.Unlock()
+	defer b.c.budget.Release(held)
 	if len(parts) == 0 {
 		return
 	}

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"strconv"
@@ -31,16 +30,32 @@ type Options struct {
 	// of input before they are cancelled; 0 means 2 seconds.
 	// subscriptions/listen streams are ended at once.
 	ShutdownGrace time.Duration
-	// MaxConcurrent bounds the requests handled at once; 0 means 64.
-	// Further requests wait for a turn, in no particular order, while the
-	// input goes on being read (a cancellation, or the client's answer to
-	// a request the server sent, is never stuck behind them).
-	// subscriptions/listen streams do not count.
+	// MaxConcurrent bounds the requests handled at once; 0 means 64. A
+	// request's turn lasts until its response is written, so a peer that
+	// stops reading holds at most this many responses. Further requests
+	// wait for a turn, in no particular order, while the input goes on
+	// being read (a cancellation, or the client's answer to a request the
+	// server sent, is never stuck behind them). subscriptions/listen
+	// streams do not count.
 	MaxConcurrent int
 	// MaxPending bounds the requests read and not yet answered; 0 means
 	// 4,096. A request beyond it is answered at once with a -32603 "server
 	// busy" error.
 	MaxPending int
+	// MaxPendingBytes bounds the bytes the connection holds: the requests
+	// read and not yet answered, and the responses not yet written (a
+	// request counts from when it is read until its response is written,
+	// so a peer that stops reading stops being served); 0 means
+	// DefaultMaxPendingBytes. A request beyond it is answered at once with
+	// the -32603 "server busy" error, and the input goes on being read, so
+	// cancellations and the client's answers still arrive while the peer
+	// reads. Keep it at least MaxLineBytes, or the largest messages are
+	// always refused. Ignored when Budget is set.
+	MaxPendingBytes int64
+	// Budget, when not nil, is the budget the connection's bytes are taken
+	// from, instead of one of MaxPendingBytes of its own: one shared with
+	// other connections, or one within a shared parent (NewBudget).
+	Budget *Budget
 	// Logger receives transport diagnostics (write it to stderr, never to
 	// stdout); the default discards them.
 	Logger *slog.Logger
@@ -54,13 +69,14 @@ type Options struct {
 // without one.
 //
 // Each request is served on a goroutine of its own, at most MaxConcurrent
-// at once. When Serve returns, every goroutine it started has ended: when
-// ctx ends while the reader is blocked in in.Read, Serve interrupts the read
-// through SetReadDeadline where in has it (os.Stdin on a pipe, net.Conn);
-// with another reader, its goroutine ends when that Read returns.
+// at once, within MaxPending and MaxPendingBytes. When Serve returns, every
+// goroutine it started has ended: when ctx ends while the reader is blocked
+// in in.Read, Serve interrupts the read through SetReadDeadline where in has
+// it (os.Stdin on a pipe, net.Conn); with another reader, its goroutine ends
+// when that Read returns.
 func Serve(ctx context.Context, h transport.Handler, in io.Reader, out io.Writer, opts *Options) error {
 	c := newConn(h, out, opts)
-	return c.run(ctx, in)
+	return c.run(ctx, func(ctx context.Context) error { return c.readLines(ctx, in) }, in)
 }
 
 type conn struct {
@@ -75,7 +91,8 @@ type conn struct {
 	w       *bufio.Writer
 	werr    error
 
-	sem chan struct{} // a token per request being handled
+	sem    chan struct{} // a token per request being handled or writing its response
+	budget *Budget       // the bytes of requests and responses held
 
 	mu       sync.Mutex
 	inflight map[jsonrpc.ID]*call
@@ -96,7 +113,9 @@ type call struct {
 	kind   transport.Kind
 	sess   transport.Session // the request's legacy session, or nil
 	listen bool
-	batch  *batch // the batch the request came in, or nil
+	batch  *batch  // the batch the request came in, or nil
+	origin *origin // the message of a MessageReader it came in, or nil
+	charge int64   // the bytes taken from the budget for the request
 	mu     sync.Mutex
 	done   bool // cancelled or answered: nothing more is written
 }
@@ -129,6 +148,13 @@ func newConn(h transport.Handler, out io.Writer, opts *Options) *conn {
 	if c.opts.MaxPending <= 0 {
 		c.opts.MaxPending = 4096
 	}
+	if c.opts.MaxPendingBytes <= 0 {
+		c.opts.MaxPendingBytes = DefaultMaxPendingBytes
+	}
+	c.budget = c.opts.Budget
+	if c.budget == nil {
+		c.budget = NewBudget(c.opts.MaxPendingBytes, nil)
+	}
 	c.sem = make(chan struct{}, c.opts.MaxConcurrent)
 	c.logger = c.opts.Logger
 	if c.logger == nil {
@@ -137,17 +163,19 @@ func newConn(h transport.Handler, out io.Writer, opts *Options) *conn {
 	return c
 }
 
-func (c *conn) run(ctx context.Context, in io.Reader) error {
+// run serves what read reads until it returns or ctx ends; in, when it has
+// SetReadDeadline, is interrupted through it when ctx ends first.
+func (c *conn) run(ctx context.Context, read func(context.Context) error, in any) error {
 	ctx, cancelAll := context.WithCancel(ctx)
 	defer cancelAll()
-	// The reader decodes and dispatches each line itself (the decoded
+	// The reader decodes and dispatches each message itself (the decoded
 	// message owns a copy of its bytes, so the line buffer is reused):
 	// a request reaches its worker in one hand-off.
 	readErr := make(chan error, 1)
 	readerDone := make(chan struct{})
 	go func() {
 		defer close(readerDone)
-		readErr <- c.readLines(ctx, in)
+		readErr <- read(ctx)
 	}()
 	var err error
 	select {
@@ -185,7 +213,7 @@ func (c *conn) readLines(ctx context.Context, in io.Reader) error {
 		if err == nil && len(acc) == 0 && !tooLong && len(chunk) <= c.opts.MaxLineBytes+2 {
 			// The common case: a whole line in the reader's buffer.
 			if line := bytes.TrimSpace(chunk); len(line) > 0 && len(bytes.TrimRight(chunk, "\r\n")) <= c.opts.MaxLineBytes {
-				if err := c.line(ctx, line); err != nil {
+				if err := c.message(ctx, line, nil); err != nil {
 					return err
 				}
 				continue
@@ -208,7 +236,7 @@ func (c *conn) readLines(ctx context.Context, in io.Reader) error {
 				c.write(jsonrpc.AppendError(nil, jsonrpc.ID{}, jsonrpc.NewError(protocol.CodeInvalidRequest,
 					"message exceeds the limit of "+strconv.Itoa(c.opts.MaxLineBytes)+" bytes", nil)))
 			} else if line := bytes.TrimSpace(acc); len(line) > 0 {
-				if err := c.line(ctx, line); err != nil {
+				if err := c.message(ctx, line, nil); err != nil {
 					return err
 				}
 			}
@@ -227,25 +255,37 @@ func (c *conn) readLines(ctx context.Context, in io.Reader) error {
 	}
 }
 
-// line decodes and dispatches one input line; once ctx is done the input
+// message decodes and dispatches one message: an input line, or (o not
+// nil) the data of a MessageReader's message. Once ctx is done the input
 // is no longer served.
-func (c *conn) line(ctx context.Context, line []byte) error {
+func (c *conn) message(ctx context.Context, data []byte, o *origin) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if line[0] == '[' {
+	if len(data) > 0 && data[0] == '[' {
 		if sess := c.currentSession(); sess != nil && batches(sess.Version()) {
-			c.batch(ctx, line)
+			c.batch(ctx, data, o)
 			return nil
 		}
 	}
-	msg, err := jsonrpc.Decode(line)
-	c.dispatch(ctx, msg, err, nil)
+	msg, err := jsonrpc.Decode(data)
+	c.dispatch(ctx, msg, err, nil, o, c.chargeFor(data, o))
 	return nil
 }
 
-// dispatch handles one message read; b is the batch it came in, or nil.
-func (c *conn) dispatch(ctx context.Context, msg *jsonrpc.Message, err error, b *batch) {
+// chargeFor is what the engine takes from the budget for a request of
+// data: its size, unless a MessageReader accounts it.
+func (c *conn) chargeFor(data []byte, o *origin) int64 {
+	if o != nil {
+		return 0
+	}
+	return int64(len(data))
+}
+
+// dispatch handles one message read; b is the batch it came in, o its
+// MessageReader message (both may be nil), and charge what a request of
+// it takes from the budget.
+func (c *conn) dispatch(ctx context.Context, msg *jsonrpc.Message, err error, b *batch, o *origin, charge int64) {
 	if err != nil {
 		var id jsonrpc.ID
 		if msg != nil {
@@ -272,16 +312,18 @@ func (c *conn) dispatch(ctx context.Context, msg *jsonrpc.Message, err error, b 
 			return
 		}
 		if kind == transport.KindInitialize {
-			c.initialize(ctx, msg)
+			c.initialize(ctx, msg, o)
 			return
 		}
-		c.start(ctx, msg, kind, sess, b)
+		c.start(ctx, msg, kind, sess, b, o, charge)
 	case msg.IsNotification() && msg.Method == protocol.NotificationCancelled:
 		// Requests of both eras are registered here as they are read, so
 		// a cancellation that follows its request at once finds it.
 		c.cancel(msg.Params)
 	default:
-		c.h.Receive(ctx, msg, sess)
+		rctx, cancel := o.context(ctx)
+		c.h.Receive(rctx, msg, sess)
+		cancel()
 	}
 }
 
@@ -294,8 +336,8 @@ func (c *conn) currentSession() transport.Session {
 // initialize answers initialize on the reader's goroutine, so that the
 // requests after it belong to the session it opens, and starts delivering
 // the session's standalone messages (list changes, resource updates).
-func (c *conn) initialize(ctx context.Context, msg *jsonrpc.Message) {
-	ictx, cancel := context.WithCancel(ctx)
+func (c *conn) initialize(ctx context.Context, msg *jsonrpc.Message, o *origin) {
+	ictx, cancel := o.context(ctx)
 	defer cancel()
 	res, err := c.h.Serve(ictx, &transport.Request{Message: msg, Kind: transport.KindInitialize, Cancel: cancel})
 	resp := transport.Respond(ictx, msg.ID, res, err)
@@ -331,10 +373,11 @@ func (c *conn) initialize(ctx context.Context, msg *jsonrpc.Message) {
 }
 
 // start registers a request and serves it on a goroutine of its own; b is
-// the batch it came in, or nil.
-func (c *conn) start(ctx context.Context, msg *jsonrpc.Message, kind transport.Kind, sess transport.Session, b *batch) {
-	cctx, cancel := context.WithCancel(ctx)
-	cl := &call{c: c, ctx: cctx, cancel: cancel, msg: msg, kind: kind, sess: sess, batch: b,
+// the batch it came in and o its MessageReader message (or nil), charge
+// the bytes it takes from the budget.
+func (c *conn) start(ctx context.Context, msg *jsonrpc.Message, kind transport.Kind, sess transport.Session, b *batch, o *origin, charge int64) {
+	cctx, cancel := o.context(ctx)
+	cl := &call{c: c, ctx: cctx, cancel: cancel, msg: msg, kind: kind, sess: sess, batch: b, origin: o, charge: charge,
 		listen: sess == nil && msg.Method == protocol.MethodSubscriptionsListen}
 	c.mu.Lock()
 	if c.closing {
@@ -355,26 +398,40 @@ func (c *conn) start(ctx context.Context, msg *jsonrpc.Message, kind transport.K
 			"server busy: "+strconv.Itoa(c.opts.MaxPending)+" requests are waiting for an answer; try again later", nil)))
 		return
 	}
+	if !c.budget.Take(charge) {
+		c.mu.Unlock()
+		cancel()
+		c.reply(b, jsonrpc.AppendError(nil, msg.ID, errBusyBytes))
+		return
+	}
 	c.inflight[msg.ID] = cl
 	c.calls.Add(1)
 	c.mu.Unlock()
 	if b != nil {
 		b.pending.Add(1)
 	}
+	o.hold()
 	go c.serve(cl)
 }
 
+// errBusyBytes refuses a request beyond the byte budget.
+var errBusyBytes = jsonrpc.NewError(protocol.CodeInternalError, "server busy: the requests waiting for an answer hold too many bytes; try again later", nil)
+
 // serve handles one call, once it has a turn (listen streams need none),
-// and writes its response unless it was cancelled.
+// and writes its response unless it was cancelled. The turn lasts until
+// the response is written, so that a peer that stops reading holds at
+// most MaxConcurrent responses; the request's bytes are held until then.
 func (c *conn) serve(cl *call) {
 	defer c.calls.Done()
 	defer cl.cancel()
+	defer cl.origin.release()
+	defer c.budget.Release(cl.charge)
 	var resp *jsonrpc.Response
 	if c.turn(cl) {
-		res, err := c.h.Serve(cl.ctx, &transport.Request{Message: cl.msg, Kind: cl.kind, Session: cl.sess, Notifier: cl, Cancel: cl.cancel})
 		if !cl.listen {
-			<-c.sem
+			defer func() { <-c.sem }()
 		}
+		res, err := c.h.Serve(cl.ctx, &transport.Request{Message: cl.msg, Kind: cl.kind, Session: cl.sess, Notifier: cl, Cancel: cl.cancel})
 		resp = transport.Respond(cl.ctx, cl.msg.ID, res, err)
 	}
 	c.mu.Lock()
@@ -403,7 +460,11 @@ func (c *conn) serve(cl *call) {
 	}
 	bp := respBufs.Get().(*[]byte)
 	b := resp.Append((*bp)[:0])
+	// The response is held until written: its bytes count against the
+	// budget meanwhile.
+	c.budget.charge(int64(len(b)))
 	c.write(b) // write copies b into the buffered writer
+	c.budget.Release(int64(len(b)))
 	if cap(b) <= maxPooledResponse {
 		*bp = b
 		respBufs.Put(bp)
@@ -423,12 +484,6 @@ func (c *conn) turn(cl *call) bool {
 		return false
 	}
 }
-
-// respBufs recycles the buffers responses are encoded into; buffers that
-// grew past maxPooledResponse are left to the collector.
-var respBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
-
-const maxPooledResponse = 64 << 10
 
 var errCallDone = errors.New("stdio: request finished or cancelled")
 
@@ -487,58 +542,4 @@ func (c *conn) shutdown(cancelAll context.CancelFunc) {
 		<-pumpDone
 	}
 	c.flush()
-}
-
-// write sends one message as a line and flushes it, unless another write
-// is already queued behind it: that one flushes both, so only the last of a
-// burst of concurrent responses pays for the system call.
-func (c *conn) write(msg []byte) error {
-	c.writers.Add(1)
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	last := c.writers.Add(-1) == 0
-	if c.werr != nil {
-		return c.werr
-	}
-	if bytes.IndexByte(msg, '\n') >= 0 {
-		// encoding/json never emits raw newlines, but a handler may hand
-		// over indented JSON. Between tokens a newline is white space that
-		// Compact drops; inside a string (invalid JSON) escape it.
-		var buf bytes.Buffer
-		if json.Compact(&buf, msg) == nil {
-			msg = buf.Bytes()
-		} else {
-			msg = bytes.ReplaceAll(msg, []byte("\n"), []byte(`\n`))
-		}
-	}
-	if _, err := c.w.Write(msg); err != nil {
-		c.werr = err
-		return err
-	}
-	if err := c.w.WriteByte('\n'); err != nil {
-		c.werr = err
-		return err
-	}
-	if !last {
-		return nil
-	}
-	if err := c.w.Flush(); err != nil {
-		c.werr = fmt.Errorf("stdio: writing: %w", err)
-		return c.werr
-	}
-	return nil
-}
-
-func (c *conn) flush() {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	if c.werr == nil {
-		c.werr = c.w.Flush()
-	}
-}
-
-func (c *conn) writeErr() error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	return c.werr
 }

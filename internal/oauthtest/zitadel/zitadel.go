@@ -45,6 +45,13 @@ type Service struct {
 	Audience []string
 	// Claims are claims of its JWT access tokens besides scope.
 	Claims map[string]any
+	// Subject, when set, is the sub of its tokens instead of its client
+	// ID: two service clients with one Subject are one principal.
+	Subject string
+	// Lifetime, when not zero, is how long after they are issued its
+	// tokens expire instead of the provider's default; a negative one
+	// issues tokens already expired.
+	Lifetime time.Duration
 }
 
 // Config configures a Provider.
@@ -290,14 +297,32 @@ func (s *store) ClientCredentialsTokenRequest(ctx context.Context, clientID stri
 	if !ok {
 		return s.Storage.ClientCredentialsTokenRequest(ctx, clientID, scopes)
 	}
-	return &oidc.JWTTokenRequest{Subject: clientID, Audience: svc.Audience, Scopes: scopes}, nil
+	sub := clientID
+	if svc.Subject != "" {
+		sub = svc.Subject
+	}
+	return &svcTokenRequest{JWTTokenRequest: oidc.JWTTokenRequest{Subject: sub, Audience: svc.Audience, Scopes: scopes}, clientID: clientID}, nil
+}
+
+// svcTokenRequest is a service client's token request, which remembers
+// the client when its Subject is another.
+type svcTokenRequest struct {
+	oidc.JWTTokenRequest
+	clientID string
 }
 
 func (s *store) CreateAccessToken(ctx context.Context, req op.TokenRequest) (string, time.Time, error) {
 	id, exp, err := s.Storage.CreateAccessToken(ctx, req)
-	if _, ok := s.service(req.GetSubject()); ok && err == nil {
+	clientID := req.GetSubject()
+	if r, ok := req.(*svcTokenRequest); ok {
+		clientID = r.clientID
+	}
+	if svc, ok := s.service(clientID); ok && err == nil {
+		if svc.Lifetime != 0 {
+			exp = time.Now().Add(svc.Lifetime)
+		}
 		s.mu.Lock()
-		s.tokens[id] = tokenInfo{clientID: req.GetSubject(), audience: req.GetAudience(), scopes: req.GetScopes(), exp: exp}
+		s.tokens[id] = tokenInfo{clientID: clientID, audience: req.GetAudience(), scopes: req.GetScopes(), exp: exp}
 		s.mu.Unlock()
 	}
 	return id, exp, err
