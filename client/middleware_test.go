@@ -1,0 +1,345 @@
+package client_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpkit/mcpkit/client"
+	"github.com/mcpkit/mcpkit/internal/leakcheck"
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/protocol"
+)
+
+// trail records what middleware saw, in order.
+type trail struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (tr *trail) add(format string, args ...any) {
+	tr.mu.Lock()
+	tr.seen = append(tr.seen, fmt.Sprintf(format, args...))
+	tr.mu.Unlock()
+}
+
+func (tr *trail) lines() []string {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return slices.Clone(tr.seen)
+}
+
+func (tr *trail) reset() {
+	tr.mu.Lock()
+	tr.seen = nil
+	tr.mu.Unlock()
+}
+
+// named returns a middleware recording its name around every call and
+// every incoming message.
+func (tr *trail) named(name string) client.Middleware {
+	return client.Middleware{
+		Call: func(next client.CallFunc) client.CallFunc {
+			return func(ctx context.Context, c *client.Call) (json.RawMessage, error) {
+				tr.add("%s > %s %s", name, c.Method, c.Params)
+				res, err := next(ctx, c)
+				tr.add("%s < %s error=%v", name, c.Method, err != nil)
+				return res, err
+			}
+		},
+		Incoming: func(next client.IncomingFunc) client.IncomingFunc {
+			return func(ctx context.Context, m *client.Incoming) (json.RawMessage, error) {
+				tr.add("%s in %s request=%v", name, m.Method, m.Request)
+				return next(ctx, m)
+			}
+		},
+	}
+}
+
+// TestMiddlewareOrder: the first middleware is the outermost, for calls
+// and for incoming messages; one without functions is skipped.
+func TestMiddlewareOrder(t *testing.T) {
+	leakcheck.Check(t)
+	ctx := testCtx(t, 20*time.Second)
+	w := &wire{}
+	for _, env := range extensionEnvs(t, w) {
+		t.Run(env.name, func(t *testing.T) {
+			tr := &trail{}
+			var progress []float64
+			c := newClient(&client.Options{Era: env.era, Middleware: []client.Middleware{tr.named("a"), {}, tr.named("b")}})
+			s, err := c.Connect(ctx, env.dial(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if got := tr.lines(); len(got) != 0 {
+				t.Errorf("the handshake went through the middleware: %q", got)
+			}
+			_, err = s.CallTool(ctx, "test_tool_with_progress", nil, &client.CallOptions{OnProgress: func(p *protocol.ProgressParams) {
+				progress = append(progress, p.Progress)
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := "a in notifications/progress request=false"
+			inB := "b in notifications/progress request=false"
+			want := []string{
+				`a > tools/call {"name":"test_tool_with_progress"}`,
+				`b > tools/call {"name":"test_tool_with_progress"}`,
+				in, inB, in, inB, in, inB,
+				"b < tools/call error=false",
+				"a < tools/call error=false",
+			}
+			if got := tr.lines(); !slices.Equal(got, want) {
+				t.Errorf("middleware saw\n%q\nwant\n%q", got, want)
+			}
+			if !slices.Equal(progress, []float64{0, 50, 100}) {
+				t.Errorf("progress %v", progress)
+			}
+		})
+	}
+}
+
+// TestMiddlewareTaskResult: a middleware turns an extension's result type
+// into the complete result by calling the extension's methods, the way the
+// Tasks client polls a task; without it the call fails.
+func TestMiddlewareTaskResult(t *testing.T) {
+	leakcheck.Check(t)
+	ctx := testCtx(t, 20*time.Second)
+	var mu sync.Mutex
+	polls := 0
+	w := &wire{answer: map[string]func(json.RawMessage) (protocol.Result, error){
+		protocol.MethodToolsCall: func(p json.RawMessage) (protocol.Result, error) {
+			return raw(`{"resultType":"task","task":{"taskId":"t-1","status":"working"}}`), nil
+		},
+		"tasks/get": func(p json.RawMessage) (protocol.Result, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if id, _ := jsonrpc.Unquote(jsonrpc.Member(p, "taskId")); id != "t-1" {
+				return nil, protocol.InvalidParams("no such task")
+			}
+			polls++
+			if polls%3 != 0 {
+				return raw(`{"resultType":"complete","taskId":"t-1","status":"working"}`), nil
+			}
+			return raw(`{"resultType":"complete","taskId":"t-1","status":"completed"}`), nil
+		},
+		"tasks/result": func(p json.RawMessage) (protocol.Result, error) {
+			return raw(`{"resultType":"complete","content":[{"type":"text","text":"done"}]}`), nil
+		},
+	}}
+	tasks := client.Middleware{Call: func(next client.CallFunc) client.CallFunc {
+		return func(ctx context.Context, c *client.Call) (json.RawMessage, error) {
+			res, err := next(ctx, c)
+			if err != nil || jsonrpc.Member(res, "resultType") == nil || string(jsonrpc.Member(res, "resultType")) != `"task"` {
+				return res, err
+			}
+			var r struct {
+				Task struct {
+					TaskID string `json:"taskId"`
+				} `json:"task"`
+			}
+			if err := jsonrpc.Unmarshal(res, &r); err != nil {
+				return nil, err
+			}
+			params, _ := json.Marshal(map[string]string{"taskId": r.Task.TaskID})
+			for range 10 {
+				st, err := next(ctx, &client.Call{Method: "tasks/get", Params: params})
+				if err != nil {
+					return nil, err
+				}
+				if string(jsonrpc.Member(st, "status")) == `"completed"` {
+					return next(ctx, &client.Call{Method: "tasks/result", Params: params})
+				}
+			}
+			return nil, errors.New("the task did not complete")
+		}
+	}}
+	for _, env := range extensionEnvs(t, w) {
+		t.Run(env.name, func(t *testing.T) {
+			s, err := newClient(&client.Options{Era: env.era, Middleware: []client.Middleware{tasks}}).Connect(ctx, env.dial(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			before := len(w.sent("tasks/get"))
+			res, err := s.CallTool(ctx, "long_job", nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := textOf(t, res); got != "done" {
+				t.Errorf("result %q", got)
+			}
+			gets := w.sent("tasks/get")[before:]
+			if len(gets) != 3 {
+				t.Errorf("%d tasks/get, want 3", len(gets))
+			}
+			// The middleware's own calls carry the era's _meta.
+			for _, p := range gets {
+				_, v := metaMembers(t, p)
+				if (v[protocol.MetaProtocolVersion] != "") != (env.era == client.EraModern) {
+					t.Errorf("tasks/get _meta %v in the %v era", v, env.era)
+				}
+			}
+
+			plain, err := newClient(&client.Options{Era: env.era}).Connect(ctx, env.dial(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer plain.Close()
+			if _, err := plain.CallTool(ctx, "long_job", nil, nil); !errors.Is(err, client.ErrUnknownResultType) {
+				t.Errorf("without the middleware: err %v, want ErrUnknownResultType", err)
+			}
+		})
+	}
+}
+
+// answerAs is an incoming middleware that answers every elicitation with
+// name itself, records every message and its answer, and drops log
+// messages.
+func answerAs(tr *trail, name string) client.Middleware {
+	return client.Middleware{Incoming: func(next client.IncomingFunc) client.IncomingFunc {
+		return func(ctx context.Context, m *client.Incoming) (json.RawMessage, error) {
+			switch {
+			case m.Method == protocol.MethodElicit:
+				b, _ := json.Marshal(protocol.ElicitResult{Action: protocol.ElicitAccept, Content: map[string]any{"name": name}})
+				tr.add("%s request=%v answered %s", m.Method, m.Request, b)
+				return b, nil
+			case m.Method == protocol.NotificationMessage:
+				tr.add("%s dropped", m.Method)
+				return nil, nil
+			}
+			res, err := next(ctx, m)
+			tr.add("%s request=%v answered %s", m.Method, m.Request, res)
+			return res, err
+		}
+	}}
+}
+
+// TestMiddlewareIncoming: a server's requests for input (MRTR input
+// requests, a legacy server's requests) and its notifications (progress,
+// log messages, list changes) pass through the middleware, which may
+// answer a request itself or drop a notification.
+func TestMiddlewareIncoming(t *testing.T) {
+	leakcheck.Check(t)
+	ctx := testCtx(t, 30*time.Second)
+	for _, e := range listenEnvs(t, nil) {
+		for _, era := range []client.Era{client.EraModern, client.EraLegacy} {
+			t.Run(e.name+"/"+era.String(), func(t *testing.T) {
+				env := e.env(t)
+				tr := &trail{}
+				h := &nameElicitation{name: "Ada"}
+				var logs []string
+				var mu sync.Mutex
+				c := newClient(&client.Options{
+					Era: era, Elicitation: h.handle, LogLevel: protocol.LevelInfo,
+					OnLog: func(p *protocol.LoggingMessageParams) {
+						mu.Lock()
+						logs = append(logs, fmt.Sprint(p.Data))
+						mu.Unlock()
+					},
+					Middleware: []client.Middleware{answerAs(tr, "Grace")},
+				})
+				s, err := c.Connect(ctx, env.dial(), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s.Close()
+
+				// A request for input, answered by the middleware.
+				res, err := s.CallTool(ctx, "test_input_required_result_elicitation", nil, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := textOf(t, res); got != "Hello, Grace!" {
+					t.Errorf("result %q, want the middleware's answer", got)
+				}
+				if got := h.messages(); len(got) != 0 {
+					t.Errorf("the handler was asked %q past the middleware", got)
+				}
+				want := []string{`elicitation/create request=true answered {"action":"accept","content":{"name":"Grace"}}`}
+				if got := tr.lines(); !slices.Equal(got, want) {
+					t.Errorf("middleware saw %q, want %q", got, want)
+				}
+
+				// Log messages, dropped by the middleware.
+				tr.reset()
+				tool := "test_logging_tool"
+				if era == client.EraLegacy {
+					if err := s.SetLogLevel(ctx, protocol.LevelInfo); err != nil {
+						t.Fatal(err)
+					}
+					tool = "test_tool_with_logging"
+				}
+				if _, err := s.CallTool(ctx, tool, nil, nil); err != nil {
+					t.Fatal(err)
+				}
+				mu.Lock()
+				if len(logs) != 0 {
+					t.Errorf("OnLog got %q past the middleware", logs)
+				}
+				mu.Unlock()
+				got := tr.lines()
+				if len(got) == 0 || slices.ContainsFunc(got, func(l string) bool { return l != "notifications/message dropped" }) {
+					t.Errorf("middleware saw %q, want log messages only", got)
+				}
+
+				// A list change on a subscription, passed on.
+				tr.reset()
+				sub, err := s.Listen(ctx, protocol.SubscriptionFilter{ToolsListChanged: true, ResourceSubscriptions: []string{watched}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer sub.Close()
+				env.core.NotifyResourceUpdated(watched)
+				if n := next(t, sub); n.Method != protocol.NotificationResourceUpdated || n.URI != watched {
+					t.Errorf("notification %+v", n)
+				}
+				want = []string{protocol.NotificationResourceUpdated + " request=false answered "}
+				if era == client.EraModern {
+					want = append([]string{protocol.NotificationSubscriptionsAcknowledged + " request=false answered "}, want...)
+				}
+				if got := tr.lines(); !slices.Equal(got, want) {
+					t.Errorf("middleware saw %q, want %q", got, want)
+				}
+			})
+		}
+	}
+}
+
+// TestMiddlewareIncomingRefuses: a middleware's error answers a legacy
+// server's request with an error, and fails an MRTR round.
+func TestMiddlewareIncomingRefuses(t *testing.T) {
+	leakcheck.Check(t)
+	ctx := testCtx(t, 20*time.Second)
+	refuse := client.Middleware{Incoming: func(next client.IncomingFunc) client.IncomingFunc {
+		return func(ctx context.Context, m *client.Incoming) (json.RawMessage, error) {
+			if m.Request {
+				return nil, jsonrpc.NewError(protocol.CodeInvalidParams, "not today", nil)
+			}
+			return next(ctx, m)
+		}
+	}}
+	for _, env := range extensionEnvs(t, &wire{}) {
+		t.Run(env.name, func(t *testing.T) {
+			h := &nameElicitation{name: "Ada"}
+			s, err := newClient(&client.Options{Era: env.era, Elicitation: h.handle, Middleware: []client.Middleware{refuse}}).Connect(ctx, env.dial(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			res, err := s.CallTool(ctx, "test_input_required_result_elicitation", nil, nil)
+			if err == nil && !res.IsError {
+				t.Errorf("the call succeeded: %+v", res)
+			}
+			if got := h.messages(); len(got) != 0 {
+				t.Errorf("the handler was asked %q", got)
+			}
+		})
+	}
+}
