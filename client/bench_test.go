@@ -48,3 +48,32 @@ func BenchmarkCallTool(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCallToolMiddleware is BenchmarkCallTool through a middleware
+// that only passes the call on, and with a trace context in _meta.
+func BenchmarkCallToolMiddleware(b *testing.B) {
+	ctx := context.Background()
+	pass := client.Middleware{Call: func(next client.CallFunc) client.CallFunc { return next }}
+	s, err := client.New(clientInfo, &client.Options{Era: client.EraModern, Middleware: []client.Middleware{pass}}).Connect(ctx, echoConn{}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	args := map[string]any{"text": "hi"}
+	for _, bc := range []struct {
+		name string
+		o    *client.CallOptions
+	}{
+		{"plain", nil},
+		{"traceparent", &client.CallOptions{Meta: map[string]json.RawMessage{"traceparent": json.RawMessage(traceparent)}}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := s.CallTool(ctx, "echo", args, bc.o); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -209,7 +209,8 @@ func answerAs(tr *trail, name string) client.Middleware {
 			case m.Method == protocol.MethodElicit:
 				b, _ := json.Marshal(protocol.ElicitResult{Action: protocol.ElicitAccept, Content: map[string]any{"name": name}})
 				tr.add("%s request=%v answered %s", m.Method, m.Request, b)
-				return b, nil
+				// Over lines: the client sends it on one (stdio's framing).
+				return json.MarshalIndent(protocol.ElicitResult{Action: protocol.ElicitAccept, Content: map[string]any{"name": name}}, "", "\t")
 			case m.Method == protocol.NotificationMessage:
 				tr.add("%s dropped", m.Method)
 				return nil, nil
@@ -312,34 +313,105 @@ func TestMiddlewareIncoming(t *testing.T) {
 	}
 }
 
-// TestMiddlewareIncomingRefuses: a middleware's error answers a legacy
-// server's request with an error, and fails an MRTR round.
+// TestMiddlewareIncomingRefuses: a middleware's error, or an answer that
+// is none, answers a legacy server's request with an error and fails an
+// MRTR round; the session goes on.
 func TestMiddlewareIncomingRefuses(t *testing.T) {
 	leakcheck.Check(t)
 	ctx := testCtx(t, 20*time.Second)
-	refuse := client.Middleware{Incoming: func(next client.IncomingFunc) client.IncomingFunc {
-		return func(ctx context.Context, m *client.Incoming) (json.RawMessage, error) {
-			if m.Request {
-				return nil, jsonrpc.NewError(protocol.CodeInvalidParams, "not today", nil)
-			}
-			return next(ctx, m)
+	answers := []struct {
+		name string
+		res  json.RawMessage
+		err  error
+	}{
+		{"error", nil, jsonrpc.NewError(protocol.CodeInvalidParams, "not today", nil)},
+		{"nothing", nil, nil},
+		{"not JSON", json.RawMessage(`{"action":`), nil},
+	}
+	w := &wire{}
+	for _, env := range extensionEnvs(t, w) {
+		for _, a := range answers {
+			t.Run(env.name+"/"+a.name, func(t *testing.T) {
+				refuse := client.Middleware{Incoming: func(next client.IncomingFunc) client.IncomingFunc {
+					return func(ctx context.Context, m *client.Incoming) (json.RawMessage, error) {
+						if m.Request {
+							return a.res, a.err
+						}
+						return next(ctx, m)
+					}
+				}}
+				h := &nameElicitation{name: "Ada"}
+				s, err := newClient(&client.Options{Era: env.era, Elicitation: h.handle, Middleware: []client.Middleware{refuse}}).Connect(ctx, env.dial(), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s.Close()
+				before := len(w.sent(protocol.MethodToolsCall))
+				res, err := s.CallTool(ctx, "test_input_required_result_elicitation", nil, nil)
+				if err == nil && !res.IsError {
+					t.Errorf("the call succeeded: %+v", res)
+				}
+				if n := len(w.sent(protocol.MethodToolsCall)) - before; n != 1 {
+					t.Errorf("%d tools/call requests, want 1 (no retry without an answer)", n)
+				}
+				if got := h.messages(); len(got) != 0 {
+					t.Errorf("the handler was asked %q", got)
+				}
+				if res, err := s.CallTool(ctx, "echo", map[string]any{"text": "still here"}, nil); err != nil || textOf(t, res) != "still here" {
+					t.Errorf("the session did not go on: %v", err)
+				}
+			})
 		}
-	}}
-	for _, env := range extensionEnvs(t, &wire{}) {
-		t.Run(env.name, func(t *testing.T) {
-			h := &nameElicitation{name: "Ada"}
-			s, err := newClient(&client.Options{Era: env.era, Elicitation: h.handle, Middleware: []client.Middleware{refuse}}).Connect(ctx, env.dial(), nil)
+	}
+}
+
+// TestMiddlewareParams: params a middleware sets are checked and sent on
+// one line, as the client's own are.
+func TestMiddlewareParams(t *testing.T) {
+	leakcheck.Check(t)
+	ctx := testCtx(t, 20*time.Second)
+	w := &wire{answer: map[string]func(json.RawMessage) (protocol.Result, error){"greeting/hello": greeting}}
+	envs := extensionEnvs(t, w)
+	for _, tc := range []struct {
+		params string
+		ok     bool
+	}{
+		{"{\n\t\"name\": \"Ada\"\r\n}", true},
+		{` { "name" : "Ada" } `, true},
+		{` { } `, true},
+		{`null`, true},
+		{`{"name":"Ada"`, false},
+		{`["Ada"]`, false},
+		{`{"name":"Ada","requestState":"x"}`, false},
+	} {
+		for _, env := range []int{1, 3} { // stdio, both eras
+			env := envs[env]
+			rewrite := client.Middleware{Call: func(next client.CallFunc) client.CallFunc {
+				return func(ctx context.Context, c *client.Call) (json.RawMessage, error) {
+					c.Params = json.RawMessage(tc.params)
+					return next(ctx, c)
+				}
+			}}
+			s, err := newClient(&client.Options{Era: env.era, Middleware: []client.Middleware{rewrite}}).Connect(ctx, env.dial(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer s.Close()
-			res, err := s.CallTool(ctx, "test_input_required_result_elicitation", nil, nil)
-			if err == nil && !res.IsError {
-				t.Errorf("the call succeeded: %+v", res)
+			var res struct {
+				Text string `json:"text"`
 			}
-			if got := h.messages(); len(got) != 0 {
-				t.Errorf("the handler was asked %q", got)
+			err = s.Call(ctx, "greeting/hello", nil, &res, nil)
+			s.Close()
+			if tc.ok != (err == nil) {
+				t.Errorf("%s: params %q: err %v", env.name, tc.params, err)
 			}
-		})
+		}
+	}
+	for _, p := range w.sent("greeting/hello") {
+		if p[0] != '{' || slices.Contains(p, '\n') || slices.Contains(p, '\r') {
+			t.Errorf("params sent as %q", p)
+		}
+	}
+	if n := len(w.sent("greeting/hello")); n != 8 {
+		t.Errorf("%d requests reached the server, want 8", n)
 	}
 }
