@@ -23,6 +23,7 @@ type Call struct {
 	// context, an extension's members) without touching the caller's.
 	Meta map[string]json.RawMessage
 	// Options are the call's options (a copy of the caller's, never nil).
+	// Their Meta is not read: Meta above is.
 	Options *CallOptions
 }
 
@@ -107,7 +108,7 @@ func (s *Session) buildChains() {
 			if call == nil {
 				call = s.do
 			}
-			call = mw[i].Call(call)
+			call = mw[i].Call(complete(call))
 		}
 		if mw[i].Incoming != nil {
 			if in == nil {
@@ -117,6 +118,21 @@ func (s *Session) buildChains() {
 		}
 	}
 	s.callChain, s.inChain = call, in
+}
+
+// complete returns next for a Call a middleware may have made itself
+// (for an extension's own requests): its Meta and Options are made when
+// nil, so that the middleware further in can count on them.
+func complete(next CallFunc) CallFunc {
+	return func(ctx context.Context, c *Call) (json.RawMessage, error) {
+		if c.Meta == nil {
+			c.Meta = make(map[string]json.RawMessage)
+		}
+		if c.Options == nil {
+			c.Options = &CallOptions{}
+		}
+		return next(ctx, c)
+	}
 }
 
 // receiveNotification handles a notification through the middleware.

@@ -160,9 +160,18 @@ func TestMiddlewareTaskResult(t *testing.T) {
 			return nil, errors.New("the task did not complete")
 		}
 	}}
+	// Further in, a middleware that adds to every call's _meta, the
+	// calls the tasks middleware makes itself included.
+	stamp := client.Middleware{Call: func(next client.CallFunc) client.CallFunc {
+		return func(ctx context.Context, c *client.Call) (json.RawMessage, error) {
+			c.Meta["com.example/stamp"] = json.RawMessage(`"s"`)
+			c.Options.NoCache = true
+			return next(ctx, c)
+		}
+	}}
 	for _, env := range extensionEnvs(t, w) {
 		t.Run(env.name, func(t *testing.T) {
-			s, err := newClient(&client.Options{Era: env.era, Middleware: []client.Middleware{tasks}}).Connect(ctx, env.dial(), nil)
+			s, err := newClient(&client.Options{Era: env.era, Middleware: []client.Middleware{tasks, stamp}}).Connect(ctx, env.dial(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -182,7 +191,7 @@ func TestMiddlewareTaskResult(t *testing.T) {
 			// The middleware's own calls carry the era's _meta.
 			for _, p := range gets {
 				_, v := metaMembers(t, p)
-				if (v[protocol.MetaProtocolVersion] != "") != (env.era == client.EraModern) {
+				if (v[protocol.MetaProtocolVersion] != "") != (env.era == client.EraModern) || v["com.example/stamp"] != `"s"` {
 					t.Errorf("tasks/get _meta %v in the %v era", v, env.era)
 				}
 			}
