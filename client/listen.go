@@ -139,8 +139,7 @@ func (s *Session) Listen(ctx context.Context, filter protocol.SubscriptionFilter
 		}()
 		resp, err := s.conn.Call(lctx, s.listenCall(id, params), func(m *jsonrpc.Message) {
 			if m.IsNotification() {
-				s.invalidate(m)
-				sub.deliver(m)
+				s.receiveNotification(lctx, Incoming{Method: m.Method, Params: m.Params, from: fromListen, sub: sub})
 			}
 		})
 		sub.mu.Lock()
@@ -169,7 +168,7 @@ func (s *Session) Listen(ctx context.Context, filter protocol.SubscriptionFilter
 
 func (s *Session) listenLegacy(ctx, lctx context.Context, sub *Subscription, filter protocol.SubscriptionFilter) (*Subscription, error) {
 	for _, uri := range filter.ResourceSubscriptions {
-		if err := s.call(ctx, protocol.MethodResourcesSubscribe, map[string]string{"uri": uri}, nil, nil); err != nil {
+		if err := s.Call(ctx, protocol.MethodResourcesSubscribe, map[string]string{"uri": uri}, nil, nil); err != nil {
 			sub.cancel()
 			return nil, err
 		}
