@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"runtime/debug"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
@@ -139,6 +140,7 @@ func complete(next CallFunc) CallFunc {
 // (Each branch has its own copy of m, so that only the one handed to the
 // chain goes to the heap.)
 func (s *Session) receiveNotification(ctx context.Context, m Incoming) {
+	defer s.recovered("handling "+m.Method, nil)
 	if s.inChain == nil {
 		direct := m
 		_, _ = s.dispatch(ctx, &direct)
@@ -150,7 +152,8 @@ func (s *Session) receiveNotification(ctx context.Context, m Incoming) {
 
 // receiveRequest answers a request of the server (a legacy request or an
 // MRTR input request) through the middleware.
-func (s *Session) receiveRequest(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+func (s *Session) receiveRequest(ctx context.Context, method string, params json.RawMessage) (res json.RawMessage, err error) {
+	defer s.recovered("answering "+method, &err)
 	if s.inChain == nil {
 		return s.handleInput(ctx, method, params)
 	}
@@ -188,3 +191,21 @@ func (s *Session) dispatch(ctx context.Context, m *Incoming) (json.RawMessage, e
 	}
 	return nil, nil
 }
+
+// recovered, deferred, turns a panic of an application's handler or
+// middleware into a logged error (*err, when err is not nil: the server
+// is answered -32603), so that it ends neither the session nor the
+// process.
+func (s *Session) recovered(what string, err *error) {
+	p := recover()
+	if p == nil {
+		return
+	}
+	s.c.logger.Error("client: panic "+what, "panic", p, "stack", string(debug.Stack()))
+	if err != nil {
+		*err = errHandlerPanic
+	}
+}
+
+// errHandlerPanic answers a server request whose handler panicked.
+var errHandlerPanic = jsonrpc.NewError(protocol.CodeInternalError, "internal error", nil)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -328,9 +329,9 @@ func TestMiddlewareIncoming(t *testing.T) {
 	}
 }
 
-// TestMiddlewareIncomingRefuses: a middleware's error, or an answer that
-// is none, answers a legacy server's request with an error and fails an
-// MRTR round; the session goes on.
+// TestMiddlewareIncomingRefuses: a middleware's error, an answer that is
+// none, or a panic answers a legacy server's request with an error and
+// fails an MRTR round; the session goes on.
 func TestMiddlewareIncomingRefuses(t *testing.T) {
 	leakcheck.Check(t)
 	ctx := testCtx(t, 20*time.Second)
@@ -342,6 +343,7 @@ func TestMiddlewareIncomingRefuses(t *testing.T) {
 		{"error", nil, jsonrpc.NewError(protocol.CodeInvalidParams, "not today", nil)},
 		{"nothing", nil, nil},
 		{"not JSON", json.RawMessage(`{"action":`), nil},
+		{"panic", nil, nil},
 	}
 	w := &wire{}
 	for _, env := range extensionEnvs(t, w) {
@@ -349,6 +351,9 @@ func TestMiddlewareIncomingRefuses(t *testing.T) {
 			t.Run(env.name+"/"+a.name, func(t *testing.T) {
 				refuse := client.Middleware{Incoming: func(next client.IncomingFunc) client.IncomingFunc {
 					return func(ctx context.Context, m *client.Incoming) (json.RawMessage, error) {
+						if m.Request && a.name == "panic" {
+							panic("secret detail")
+						}
 						if m.Request {
 							return a.res, a.err
 						}
@@ -428,5 +433,42 @@ func TestMiddlewareParams(t *testing.T) {
 	}
 	if n := len(w.sent("greeting/hello")); n != 8 {
 		t.Errorf("%d requests reached the server, want 8", n)
+	}
+}
+
+// TestNotificationHandlerPanics: an application's notification handler
+// that panics ends neither the session nor the process.
+func TestNotificationHandlerPanics(t *testing.T) {
+	leakcheck.Check(t)
+	ctx := testCtx(t, 20*time.Second)
+	for _, env := range extensionEnvs(t, &wire{}) {
+		t.Run(env.name, func(t *testing.T) {
+			var calls atomic.Int32
+			c := newClient(&client.Options{Era: env.era, LogLevel: protocol.LevelInfo, OnLog: func(*protocol.LoggingMessageParams) {
+				calls.Add(1)
+				panic("secret detail")
+			}})
+			s, err := c.Connect(ctx, env.dial(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			tool := "test_logging_tool"
+			if env.era == client.EraLegacy {
+				if err := s.SetLogLevel(ctx, protocol.LevelInfo); err != nil {
+					t.Fatal(err)
+				}
+				tool = "test_tool_with_logging"
+			}
+			if _, err := s.CallTool(ctx, tool, nil, nil); err != nil {
+				t.Fatal(err)
+			}
+			if calls.Load() == 0 {
+				t.Fatal("no log message reached the handler")
+			}
+			if res, err := s.CallTool(ctx, "echo", map[string]any{"text": "still here"}, nil); err != nil || textOf(t, res) != "still here" {
+				t.Errorf("the session did not go on: %v", err)
+			}
+		})
 	}
 }

@@ -6,8 +6,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -175,6 +177,14 @@ func (c *conn) run(ctx context.Context, read func(context.Context) error, in any
 	readerDone := make(chan struct{})
 	go func() {
 		defer close(readerDone)
+		defer func() {
+			// A fault of mcpkit's own reading code ends the connection
+			// with an error, not the process.
+			if p := recover(); p != nil {
+				c.logger.Error("stdio: panic reading input", "panic", p, "stack", string(debug.Stack()))
+				readErr <- fmt.Errorf("stdio: internal error reading input: %v", p)
+			}
+		}()
 		readErr <- read(ctx)
 	}()
 	var err error
@@ -322,7 +332,7 @@ func (c *conn) dispatch(ctx context.Context, msg *jsonrpc.Message, err error, b 
 		c.cancel(msg.Params)
 	default:
 		rctx, cancel := o.context(ctx)
-		c.h.Receive(rctx, msg, sess)
+		c.receive(rctx, msg, sess)
 		cancel()
 	}
 }
@@ -339,7 +349,7 @@ func (c *conn) currentSession() transport.Session {
 func (c *conn) initialize(ctx context.Context, msg *jsonrpc.Message, o *origin) {
 	ictx, cancel := o.context(ctx)
 	defer cancel()
-	res, err := c.h.Serve(ictx, &transport.Request{Message: msg, Kind: transport.KindInitialize, Cancel: cancel})
+	res, err := c.serveRequest(ictx, &transport.Request{Message: msg, Kind: transport.KindInitialize, Cancel: cancel})
 	resp := transport.Respond(ictx, msg.ID, res, err)
 	if o, ok := res.(*transport.Opened); ok && o.Session != nil {
 		sess := o.Session
@@ -358,6 +368,11 @@ func (c *conn) initialize(ctx context.Context, msg *jsonrpc.Message, o *origin) 
 		}
 		go func() {
 			defer close(done)
+			defer func() {
+				if p := recover(); p != nil {
+					c.logger.Error("stdio: panic delivering session messages", "panic", p, "stack", string(debug.Stack()))
+				}
+			}()
 			for {
 				m, err := sess.Next(ctx)
 				if err != nil || c.write(m) != nil {
@@ -431,7 +446,7 @@ func (c *conn) serve(cl *call) {
 		if !cl.listen {
 			defer func() { <-c.sem }()
 		}
-		res, err := c.h.Serve(cl.ctx, &transport.Request{Message: cl.msg, Kind: cl.kind, Session: cl.sess, Notifier: cl, Cancel: cl.cancel})
+		res, err := c.serveRequest(cl.ctx, &transport.Request{Message: cl.msg, Kind: cl.kind, Session: cl.sess, Notifier: cl, Cancel: cl.cancel})
 		resp = transport.Respond(cl.ctx, cl.msg.ID, res, err)
 	}
 	c.mu.Lock()
@@ -543,3 +558,29 @@ func (c *conn) shutdown(cancelAll context.CancelFunc) {
 	}
 	c.flush()
 }
+
+// serveRequest is h.Serve with a panic (of a handler, of middleware)
+// answered as an internal error, without its details, and logged: one
+// request's fault never ends the connection nor the process.
+func (c *conn) serveRequest(ctx context.Context, req *transport.Request) (res protocol.Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.logger.Error("stdio: panic serving a request", "method", req.Message.Method, "panic", p, "stack", string(debug.Stack()))
+			res, err = nil, errPanic
+		}
+	}()
+	return c.h.Serve(ctx, req)
+}
+
+// receive is h.Receive with a panic logged: the reader goes on.
+func (c *conn) receive(ctx context.Context, msg *jsonrpc.Message, sess transport.Session) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.logger.Error("stdio: panic receiving a message", "method", msg.Method, "panic", p, "stack", string(debug.Stack()))
+		}
+	}()
+	c.h.Receive(ctx, msg, sess)
+}
+
+// errPanic answers a request whose handler panicked.
+var errPanic = jsonrpc.NewError(protocol.CodeInternalError, "internal error", nil)
