@@ -93,7 +93,7 @@ type conn struct {
 	w       *bufio.Writer
 	werr    error
 
-	sem    chan struct{} // a token per request being handled or writing its response
+	work   *workers      // serve the requests, MaxConcurrent at once
 	budget *Budget       // the bytes of requests and responses held
 
 	mu       sync.Mutex
@@ -157,7 +157,7 @@ func newConn(h transport.Handler, out io.Writer, opts *Options) *conn {
 	if c.budget == nil {
 		c.budget = NewBudget(c.opts.MaxPendingBytes, nil)
 	}
-	c.sem = make(chan struct{}, c.opts.MaxConcurrent)
+	c.work = newWorkers(c.opts.MaxConcurrent, c.opts.MaxPending)
 	c.logger = c.opts.Logger
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
@@ -426,26 +426,27 @@ func (c *conn) start(ctx context.Context, msg *jsonrpc.Message, kind transport.K
 		b.pending.Add(1)
 	}
 	o.hold()
-	go c.serve(cl)
+	if cl.listen {
+		go c.serve(cl)
+		return
+	}
+	c.work.submit(c, cl)
 }
 
 // errBusyBytes refuses a request beyond the byte budget.
 var errBusyBytes = jsonrpc.NewError(protocol.CodeInternalError, "server busy: the requests waiting for an answer hold too many bytes; try again later", nil)
 
-// serve handles one call, once it has a turn (listen streams need none),
-// and writes its response unless it was cancelled. The turn lasts until
-// the response is written, so that a peer that stops reading holds at
-// most MaxConcurrent responses; the request's bytes are held until then.
+// serve handles one call, on a worker (a listen stream on a goroutine of
+// its own), unless it was cancelled while it waited for one, and writes
+// its response unless it was cancelled. The request's bytes are held
+// until the response is written.
 func (c *conn) serve(cl *call) {
 	defer c.calls.Done()
 	defer cl.cancel()
 	defer cl.origin.release()
 	defer c.budget.Release(cl.charge)
 	var resp *jsonrpc.Response
-	if c.turn(cl) {
-		if !cl.listen {
-			defer func() { <-c.sem }()
-		}
+	if cl.ctx.Err() == nil {
 		res, err := c.serveRequest(cl.ctx, &transport.Request{Message: cl.msg, Kind: cl.kind, Session: cl.sess, Notifier: cl, Cancel: cl.cancel})
 		resp = transport.Respond(cl.ctx, cl.msg.ID, res, err)
 	}
@@ -483,20 +484,6 @@ func (c *conn) serve(cl *call) {
 	if cap(b) <= maxPooledResponse {
 		*bp = b
 		respBufs.Put(bp)
-	}
-}
-
-// turn waits for one of the MaxConcurrent tokens; false when the call
-// was cancelled first.
-func (c *conn) turn(cl *call) bool {
-	if cl.listen {
-		return true
-	}
-	select {
-	case c.sem <- struct{}{}:
-		return true
-	case <-cl.ctx.Done():
-		return false
 	}
 }
 
@@ -550,6 +537,7 @@ func (c *conn) shutdown(cancelAll context.CancelFunc) {
 		cancelAll()
 		<-finished
 	}
+	c.work.stop()
 	if sess != nil {
 		// The session ends with the process's input, once its requests
 		// are done; so does the pump of its standalone messages.
