@@ -93,8 +93,8 @@ type conn struct {
 	w       *bufio.Writer
 	werr    error
 
-	work   *workers      // serve the requests, MaxConcurrent at once
-	budget *Budget       // the bytes of requests and responses held
+	work   *workers // serve the requests, MaxConcurrent at once
+	budget *Budget  // the bytes of requests and responses held
 
 	mu       sync.Mutex
 	inflight map[jsonrpc.ID]*call
