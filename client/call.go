@@ -177,8 +177,11 @@ func (s *Session) call(ctx context.Context, method string, params any, out any, 
 			}
 			return resp.Error
 		}
-		rt, _ := jsonrpc.Unquote(jsonrpc.Member(resp.Result, "resultType"))
-		switch protocol.ResultType(rt) {
+		var head struct {
+			ResultType protocol.ResultType `json:"resultType"`
+		}
+		_ = jsonrpc.Unmarshal(resp.Result, &head) // a result that is not an object is complete
+		switch head.ResultType {
 		case "", protocol.ResultComplete:
 			if useCache && round == 0 {
 				s.c.cache.putResult(key, s.privateKey(method, base), resp.Result)
@@ -200,7 +203,7 @@ func (s *Session) call(ctx context.Context, method string, params any, out any, 
 			}
 			current = next
 		default:
-			return fmt.Errorf("%w %q", ErrUnknownResultType, rt)
+			return fmt.Errorf("%w %q", ErrUnknownResultType, head.ResultType)
 		}
 	}
 }

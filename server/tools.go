@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"reflect"
 
-	"github.com/mcpkit/mcpkit/internal/jsondec"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
 	"github.com/mcpkit/mcpkit/schema"
@@ -140,15 +139,11 @@ func AddTool[In, Out any](s *Server, t *protocol.Tool, h func(ctx context.Contex
 		def.OutputSchema = sch
 	}
 	// Arguments are decoded with exact member names, as the input schema
-	// validated them; free-form inputs have no members to match.
-	decode := func(data []byte, v *In) error { return jsonrpc.Unmarshal(data, v) }
-	if !isFreeForm(inType) {
-		decode = jsondec.Compile[In]()
-	}
+	// validated them.
 	handler := func(ctx context.Context, req *CallRequest) (*protocol.CallToolResult, error) {
 		var in In
 		if len(req.Arguments) > 0 {
-			if err := decode(req.Arguments, &in); err != nil {
+			if err := jsonrpc.Unmarshal(req.Arguments, &in); err != nil {
 				return nil, fmt.Errorf("invalid arguments: %v", err)
 			}
 		}

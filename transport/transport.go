@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
 )
@@ -203,10 +205,17 @@ func IsModern(msg *jsonrpc.Message) bool {
 	if len(msg.Params) == 0 || msg.Params[0] != '{' {
 		return false
 	}
-	meta := jsonrpc.Member(msg.Params, "_meta")
-	if len(meta) == 0 || meta[0] != '{' {
-		return false
-	}
-	v, _ := jsonrpc.Unquote(jsonrpc.Member(meta, protocol.MetaProtocolVersion))
-	return protocol.IsModern(v)
+	var version string
+	_ = jsonrpc.EachMember(msg.Params, func(k []byte, meta jsontext.Value) error {
+		if string(k) != "_meta" || meta.Kind() != '{' {
+			return nil
+		}
+		return jsonrpc.EachMember(meta, func(k []byte, v jsontext.Value) error {
+			if string(k) == protocol.MetaProtocolVersion {
+				version, _ = jsonrpc.StringValue(v)
+			}
+			return nil
+		})
+	})
+	return protocol.IsModern(version)
 }

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
 	"github.com/mcpkit/mcpkit/transport"
@@ -230,16 +232,16 @@ func (s *Session) modernParams(params []byte, answers map[string]json.RawMessage
 		if params[0] != '{' {
 			return nil, protocol.InvalidParams("params must be an object")
 		}
-		err := jsonrpc.RawMembers(params, func(key, value []byte) bool {
+		err := jsonrpc.EachMember(params, func(key []byte, value jsontext.Value) error {
 			switch string(key) {
 			case "_meta":
 				own = value
-				return true
+				return nil
 			case "inputResponses", "requestState":
-				return true
+				return nil
 			}
 			out = appendMember(out, key, value)
-			return true
+			return nil
 		})
 		if err != nil {
 			return nil, protocol.InvalidParams("malformed params")
@@ -250,16 +252,16 @@ func (s *Session) modernParams(params []byte, answers map[string]json.RawMessage
 	}
 	out = append(out, `"_meta":{`...)
 	if own != nil && own[0] == '{' {
-		_ = jsonrpc.RawMembers(own, func(key, value []byte) bool {
+		_ = jsonrpc.EachMember(own, func(key []byte, value jsontext.Value) error {
 			switch string(key) {
 			case protocol.MetaProtocolVersion, protocol.MetaClientCapabilities, protocol.MetaClientInfo, protocol.MetaLogLevel:
-				return true
+				return nil
 			}
 			out = appendQuoted(out, key)
 			out = append(out, ':')
 			out = append(out, value...)
 			out = append(out, ',')
-			return true
+			return nil
 		})
 	}
 	out = append(out, members...)
