@@ -32,3 +32,31 @@ func TestReadJSON(t *testing.T) {
 		t.Errorf("a plain response: err %v, token %q", err, tok.AccessToken)
 	}
 }
+
+// TestExpiresIn: expires_in is read as all peer JSON is, as a number of
+// seconds or a string holding one, and anything else gives no expiry.
+func TestExpiresIn(t *testing.T) {
+	for raw, want := range map[string]float64{
+		`3600`:         3600,
+		`"3600"`:       3600,
+		`1.5`:          1.5,
+		`"1e3"`:        1000,
+		``:             0,
+		`0`:            0,
+		`-5`:           0,
+		`"-5"`:         0,
+		`"soon"`:       0,
+		`"3600"x`:      0,
+		`"\"3600\""`:   0,
+		`"3600`:        0,
+		`["3600"]`:     0,
+		`1e300`:        0,
+		`"\u0033600"`:  3600,
+		"\"36\xff00\"": 0,
+	} {
+		secs, ok := expiresIn([]byte(raw))
+		if ok != (want > 0) || secs != want && ok {
+			t.Errorf("expiresIn(%s) = %v, %v; want %v", raw, secs, ok, want)
+		}
+	}
+}
