@@ -21,6 +21,41 @@ type Message struct {
 	Params json.RawMessage // object or array; nil when absent
 	Result json.RawMessage // responses only
 	Error  *Error          // error responses only
+
+	// split is the Params Decode read member by member, and members
+	// those members (in inline when they fit): EachParam reads them
+	// instead of Params while Params is still that slice.
+	split   []byte
+	members []member
+	inline  [4]member
+}
+
+// A member is a name and a value of a JSON object, both slices of the
+// object (the name its own copy when it had escapes).
+type member struct {
+	name  []byte
+	value jsontext.Value
+}
+
+// EachParam calls fn with the name and value of each member of the params
+// object, in order, and returns the first error fn returns; absent params
+// have none. For the Params of a message from Decode, which split them as
+// it checked them, it reads nothing again; otherwise it reads Params with
+// EachMember, under the same policy (params that are not an object are a
+// *SyntaxError). name and value must not be modified.
+func (m *Message) EachParam(fn func(name []byte, value jsontext.Value) error) error {
+	if len(m.Params) == 0 {
+		return nil
+	}
+	if len(m.split) != len(m.Params) || &m.split[0] != &m.Params[0] {
+		return EachMember(m.Params, fn)
+	}
+	for _, p := range m.members {
+		if err := fn(p.name, p.value); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // IsRequest reports whether m is a request that expects a response.
@@ -78,18 +113,26 @@ func Decode(data []byte) (*Message, error) {
 		}
 		return nil, NewError(CodeInvalidRequest, "invalid request: a message must be a JSON object", nil)
 	}
+	m := &Message{}
 	var members [len(wireNames)]jsontext.Value
+	paramMembers := m.inline[:0]
 	var caseErr *Error
 	if _, err := d.ReadToken(); err != nil {
 		return refused(buf, err)
 	}
-	var scratch [64]byte
 	for d.PeekKind() != '}' {
-		name, err := d.readName(scratch[:0])
+		name, err := d.readName()
 		if err != nil {
 			return refused(buf, err)
 		}
-		value, err := d.ReadValue()
+		var value jsontext.Value
+		if string(name) == "params" && d.PeekKind() == '{' {
+			// Read member by member, so that EachParam need not read
+			// them again.
+			value, paramMembers, err = d.readObject(buf, paramMembers[:0])
+		} else {
+			value, err = d.ReadValue()
+		}
 		if err != nil {
 			return refused(buf, err)
 		}
@@ -112,7 +155,6 @@ func Decode(data []byte) (*Message, error) {
 	rawVersion, rawID, rawMethod := members[0], members[1], members[2]
 	params, result, rawError := members[3], members[4], members[5]
 
-	m := &Message{}
 	idNull := false
 	if rawID != nil {
 		if string(rawID) == "null" {
@@ -143,6 +185,9 @@ func Decode(data []byte) (*Message, error) {
 				return m, NewError(CodeInvalidRequest, "invalid request: params must be an object or an array", nil)
 			}
 			m.Params = json.RawMessage(params)
+			if params.Kind() == '{' {
+				m.split, m.members = params, paramMembers
+			}
 		}
 		m.Method = method
 		return m, nil
@@ -213,12 +258,11 @@ func onlyID(obj []byte) (ID, bool) {
 	defer d.release()
 	var id ID
 	ids := 0
-	var scratch [64]byte
 	if _, err := d.ReadToken(); err != nil {
 		return id, false
 	}
 	for d.PeekKind() != '}' {
-		name, err := d.readName(scratch[:0])
+		name, err := d.readName()
 		if err != nil {
 			return id, false
 		}

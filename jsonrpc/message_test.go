@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 type kind int
@@ -313,6 +315,54 @@ func TestDecodeOnlyJSONText(t *testing.T) {
 		var je *Error
 		if !errors.As(err, &je) || je.Code != CodeParseError {
 			t.Errorf("Decode(%q) = %v, want a parse error", bad, err)
+		}
+	}
+}
+
+// TestEachParam: the params of a decoded message are read from what
+// Decode split; a message whose Params were replaced (or built by hand)
+// is read from its Params, under the same policy.
+func TestEachParam(t *testing.T) {
+	collect := func(m *Message) (string, error) {
+		var b strings.Builder
+		err := m.EachParam(func(name []byte, value jsontext.Value) error {
+			b.WriteString(string(name) + "=" + string(value) + ";")
+			return nil
+		})
+		return b.String(), err
+	}
+	m, err := Decode([]byte(`{"jsonrpc":"2.0","id":1,"method":"m","params": { "a" : [1, {"b":2}] , "\u0063":"x" } }`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := collect(m); err != nil || got != `a=[1, {"b":2}];c="x";` {
+		t.Errorf("decoded: %q %v", got, err)
+	}
+	if len(m.members) != 2 {
+		t.Errorf("Decode split %d members", len(m.members))
+	}
+	copied := *m
+	copied.Params = []byte(`{"z":1}`)
+	if got, err := collect(&copied); err != nil || got != `z=1;` {
+		t.Errorf("replaced params: %q %v", got, err)
+	}
+	copied.Params = m.Params[:len(m.Params)-1] // same start, another length
+	if _, err := collect(&copied); err == nil {
+		t.Error("a truncated params object was read")
+	}
+	built := &Message{Method: "m", Params: []byte(`{"a":1,"a":2}`)}
+	var se *SyntaxError
+	if _, err := collect(built); !errors.As(err, &se) || !se.Duplicate {
+		t.Errorf("built with a repeated name: %v", err)
+	}
+	for _, in := range []string{`{"jsonrpc":"2.0","method":"m"}`, `{"jsonrpc":"2.0","method":"m","params":[1]}`} {
+		m, err := Decode([]byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := collect(m)
+		if strings.Contains(in, "[") != (err != nil) || got != "" {
+			t.Errorf("%s: %q %v", in, got, err)
 		}
 	}
 }

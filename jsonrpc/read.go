@@ -45,8 +45,8 @@ func (d *byteDecoder) atEOF() error {
 }
 
 // readName reads an object member name, returning it with its escapes
-// decoded in scratch when it has any.
-func (d *byteDecoder) readName(scratch []byte) ([]byte, error) {
+// decoded (into a new slice) when it has any.
+func (d *byteDecoder) readName() ([]byte, error) {
 	raw, err := d.ReadValue()
 	if err != nil {
 		return nil, err
@@ -55,7 +55,31 @@ func (d *byteDecoder) readName(scratch []byte) ([]byte, error) {
 	if bytes.IndexByte(inner, '\\') < 0 {
 		return inner, nil
 	}
-	return jsontext.AppendUnquote(scratch[:0], raw)
+	return jsontext.AppendUnquote(nil, raw)
+}
+
+// readObject reads the object that comes next in buf, which d reads,
+// appending its members to ms, and returns its raw text (a slice of buf).
+func (d *byteDecoder) readObject(buf []byte, ms []member) (jsontext.Value, []member, error) {
+	if _, err := d.ReadToken(); err != nil {
+		return nil, ms, err
+	}
+	start := d.InputOffset() - 1
+	for d.PeekKind() != '}' {
+		name, err := d.readName()
+		if err != nil {
+			return nil, ms, err
+		}
+		value, err := d.ReadValue()
+		if err != nil {
+			return nil, ms, err
+		}
+		ms = append(ms, member{name, value})
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return nil, ms, err
+	}
+	return buf[start:d.InputOffset()], ms, nil
 }
 
 // EachMember calls fn with the name and the value of each member of the
@@ -79,9 +103,8 @@ func EachMember(obj []byte, fn func(name []byte, value jsontext.Value) error) er
 	if _, err := d.ReadToken(); err != nil {
 		return syntaxError(err)
 	}
-	var scratch [64]byte
 	for d.PeekKind() != '}' {
-		name, err := d.readName(scratch[:0])
+		name, err := d.readName()
 		if err != nil {
 			return syntaxError(err)
 		}

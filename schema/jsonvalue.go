@@ -25,6 +25,9 @@ func parseValue(data []byte) (any, error) {
 // a *DuplicateMemberError.
 func unmarshal(data []byte, v any) error {
 	err := jsonrpc.Unmarshal(data, v)
+	if err == nil {
+		return nil
+	}
 	var se *jsonrpc.SyntaxError
 	if errors.As(err, &se) && se.Duplicate {
 		p := jsontext.Pointer(se.Pointer)

@@ -40,26 +40,28 @@ func (p *rawParams) slot(key []byte) *[]byte {
 	return nil
 }
 
-// scanParams splits a params object, reading it once (with jsontext, under
-// the policy of jsonrpc.Unmarshal); a repeated member is invalid params.
-func scanParams(params []byte) (rawParams, error) {
+// scanParams splits the params object of msg (as jsonrpc.Decode split it,
+// or reading it under the policy of jsonrpc.Unmarshal); a repeated member
+// is invalid params.
+func scanParams(msg *jsonrpc.Message) (rawParams, error) {
 	var p rawParams
-	err := jsonrpc.EachMember(params, func(key []byte, value jsontext.Value) error {
+	err := msg.EachParam(func(key []byte, value jsontext.Value) error {
 		if s := p.slot(key); s != nil {
 			*s = value
 		}
 		return nil
 	})
+	if err == nil {
+		return p, nil
+	}
 	var se *jsonrpc.SyntaxError
 	switch {
 	case errors.As(err, &se) && se.Duplicate && strings.Count(se.Pointer, "/") == 1:
 		return p, protocol.InvalidParams("params has more than one member " + se.Member)
 	case se != nil && se.Duplicate:
 		return p, protocol.InvalidParams("invalid params: " + se.Msg + " at " + echo(se.Pointer))
-	case err != nil:
-		return p, protocol.InvalidParams("malformed params")
 	}
-	return p, nil
+	return p, protocol.InvalidParams("malformed params")
 }
 
 // stringParam returns the string value of a raw member ("" when absent).

@@ -206,7 +206,7 @@ func IsModern(msg *jsonrpc.Message) bool {
 		return false
 	}
 	var version string
-	_ = jsonrpc.EachMember(msg.Params, func(k []byte, meta jsontext.Value) error {
+	_ = msg.EachParam(func(k []byte, meta jsontext.Value) error {
 		if string(k) != "_meta" || meta.Kind() != '{' {
 			return nil
 		}

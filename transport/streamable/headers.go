@@ -37,7 +37,7 @@ func (x *Handler) checkHeaders(h http.Header, msg *jsonrpc.Message) *jsonrpc.Err
 	var body bodyMembers
 	if len(msg.Params) > 0 {
 		var amb string
-		if body, amb = scanBody(msg.Params, param); amb != "" {
+		if body, amb = scanBody(msg, param); amb != "" {
 			return ambiguousMember(amb)
 		}
 	}
@@ -94,9 +94,9 @@ type bodyMembers struct {
 // disagree about its value. (jsonrpc.Decode has refused such bodies
 // already; this holds for any params.) Params that are not an object have
 // none of these members.
-func scanBody(params []byte, nameKey string) (bodyMembers, string) {
+func scanBody(msg *jsonrpc.Message, nameKey string) (bodyMembers, string) {
 	var b bodyMembers
-	err := jsonrpc.EachMember(params, func(k []byte, v jsontext.Value) error {
+	err := msg.EachParam(func(k []byte, v jsontext.Value) error {
 		switch {
 		case string(k) == "_meta":
 			b.meta = v
@@ -116,6 +116,9 @@ func scanBody(params []byte, nameKey string) (bodyMembers, string) {
 // repeated reports whether err is the refusal of a repeated member name,
 // and the name.
 func repeated(err error) (string, bool) {
+	if err == nil {
+		return "", false
+	}
 	var se *jsonrpc.SyntaxError
 	if errors.As(err, &se) && se.Duplicate {
 		return se.Member, true
