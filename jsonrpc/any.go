@@ -32,6 +32,22 @@ func (a *Any) UnmarshalJSONFrom(d *jsontext.Decoder) error {
 	return nil
 }
 
+// read decodes data, which must be one JSON value, into a.Value, with a
+// pooled decoder: what Unmarshal does, without its reflection.
+func (a *Any) read(data []byte) error {
+	d := newByteDecoder(data)
+	defer d.release()
+	v, err := decodeAny(&d.Decoder)
+	if err == nil {
+		err = d.atEOF()
+	}
+	if err != nil {
+		return syntaxError(err)
+	}
+	a.Value = v
+	return nil
+}
+
 // decodeAny reads the next value of d. Nesting is bounded by d (jsontext
 // refuses more than 10000 levels).
 func decodeAny(d *jsontext.Decoder) (any, error) {

@@ -24,6 +24,7 @@ var fuzzSeeds = []string{
 	`{"jsonrpc":"2.0","id":1,"method":"a","id":2}`,
 	` {"\u006aSONRPC":"2.0"} `,
 	`{"a\\":{"}":"]"}}`,
+	`{"jsonrpc":"2.0","method":"m","params":{"\u0061":1, "b" : [ "\"" ] ,"c":{"d":null}}}`,
 	`{}`,
 	`{`,
 	``,
@@ -94,6 +95,22 @@ func FuzzDecode(f *testing.F) {
 		}
 		if (m.Error == nil) != (m2.Error == nil) || (m.Error != nil && (m.Error.Code != m2.Error.Code || m.Error.Message != m2.Error.Message)) {
 			t.Fatalf("round trip of %q changed the error: %s", data, enc)
+		}
+		// The members Decode kept are those EachMember reads in Params.
+		if jsontext.Value(m.Params).Kind() == '{' {
+			var kept, read []string
+			if err := m.EachParam(func(k []byte, v jsontext.Value) error {
+				kept = append(kept, string(k), string(v))
+				return nil
+			}); err != nil {
+				t.Fatalf("Decode(%q): EachParam: %v", data, err)
+			}
+			if err := EachMember(m.Params, func(k []byte, v jsontext.Value) error {
+				read = append(read, string(k), string(v))
+				return nil
+			}); err != nil || !slices.Equal(kept, read) {
+				t.Fatalf("Decode(%q): EachParam %q, EachMember %q (%v)", data, kept, read, err)
+			}
 		}
 		// What Decode reads agrees with what Unmarshal reads.
 		var typed struct {

@@ -22,19 +22,24 @@ type Message struct {
 	Result json.RawMessage // responses only
 	Error  *Error          // error responses only
 
-	// split is the Params Decode read member by member, and members
-	// those members (in inline when they fit): EachParam reads them
-	// instead of Params while Params is still that slice.
-	split   []byte
-	members []member
-	inline  [4]member
+	// split is where Decode found the params object it split into
+	// spans (nspans of them): EachParam reads the spans instead of Params
+	// while Params is still that object.
+	split  *byte
+	nsplit int
+	nspans uint8
+	spans  [maxSpans]span
 }
 
-// A member is a name and a value of a JSON object, both slices of the
-// object (the name its own copy when it had escapes).
-type member struct {
-	name  []byte
-	value jsontext.Value
+// maxSpans is how many members of a params object Decode keeps the place
+// of; params with more are read again by EachParam.
+const maxSpans = 6
+
+// A span locates a member of an object in its text: the name between its
+// quotes (escaped when it has escapes) and the value.
+type span struct {
+	nameStart, nameEnd, valueStart, valueEnd int32
+	escaped                                  bool
 }
 
 // EachParam calls fn with the name and value of each member of the params
@@ -42,16 +47,24 @@ type member struct {
 // have none. For the Params of a message from Decode, which split them as
 // it checked them, it reads nothing again; otherwise it reads Params with
 // EachMember, under the same policy (params that are not an object are a
-// *SyntaxError). name and value must not be modified.
+// *SyntaxError). name and value alias Params (but for a name with
+// escapes) and must not be modified.
 func (m *Message) EachParam(fn func(name []byte, value jsontext.Value) error) error {
 	if len(m.Params) == 0 {
 		return nil
 	}
-	if len(m.split) != len(m.Params) || &m.split[0] != &m.Params[0] {
+	if m.nspans == 0 || m.nsplit != len(m.Params) || m.split != &m.Params[0] {
 		return EachMember(m.Params, fn)
 	}
-	for _, p := range m.members {
-		if err := fn(p.name, p.value); err != nil {
+	for _, sp := range m.spans[:m.nspans] {
+		name := []byte(m.Params[sp.nameStart:sp.nameEnd])
+		if sp.escaped {
+			var err error
+			if name, err = jsontext.AppendUnquote(nil, m.Params[sp.nameStart-1:sp.nameEnd+1]); err != nil {
+				return syntaxError(err)
+			}
+		}
+		if err := fn(name, jsontext.Value(m.Params[sp.valueStart:sp.valueEnd])); err != nil {
 			return err
 		}
 	}
@@ -93,7 +106,7 @@ func IsBatch(data []byte) bool {
 // reader of the message (a proxy, the server) sees the same members. The
 // Message does not alias data.
 func Decode(data []byte) (*Message, error) {
-	trimmed := bytes.Trim(data, " \t\r\n")
+	trimmed := trimSpace(data)
 	if len(trimmed) == 0 {
 		return nil, NewError(CodeParseError, "parse error: empty message", nil)
 	}
@@ -113,9 +126,9 @@ func Decode(data []byte) (*Message, error) {
 		}
 		return nil, NewError(CodeInvalidRequest, "invalid request: a message must be a JSON object", nil)
 	}
-	m := &Message{}
 	var members [len(wireNames)]jsontext.Value
-	paramMembers := m.inline[:0]
+	var spans [maxSpans]span
+	nspans := 0
 	var caseErr *Error
 	if _, err := d.ReadToken(); err != nil {
 		return refused(buf, err)
@@ -129,7 +142,7 @@ func Decode(data []byte) (*Message, error) {
 		if string(name) == "params" && d.PeekKind() == '{' {
 			// Read member by member, so that EachParam need not read
 			// them again.
-			value, paramMembers, err = d.readObject(buf, paramMembers[:0])
+			value, nspans, err = d.readObject(buf, &spans)
 		} else {
 			value, err = d.ReadValue()
 		}
@@ -155,6 +168,7 @@ func Decode(data []byte) (*Message, error) {
 	rawVersion, rawID, rawMethod := members[0], members[1], members[2]
 	params, result, rawError := members[3], members[4], members[5]
 
+	m := &Message{}
 	idNull := false
 	if rawID != nil {
 		if string(rawID) == "null" {
@@ -185,8 +199,8 @@ func Decode(data []byte) (*Message, error) {
 				return m, NewError(CodeInvalidRequest, "invalid request: params must be an object or an array", nil)
 			}
 			m.Params = json.RawMessage(params)
-			if params.Kind() == '{' {
-				m.split, m.members = params, paramMembers
+			if params.Kind() == '{' && nspans > 0 {
+				m.split, m.nsplit, m.nspans, m.spans = &m.Params[0], len(m.Params), uint8(nspans), spans
 			}
 		}
 		m.Method = method
@@ -302,6 +316,19 @@ func foldsToWireName(name []byte) bool {
 	}
 	return false
 }
+
+// trimSpace returns b without JSON white space around it.
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && isSpace(b[0]) {
+		b = b[1:]
+	}
+	for len(b) > 0 && isSpace(b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 func quoteJSON(s string) string { return string(appendString(nil, s)) }
 

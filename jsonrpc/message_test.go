@@ -343,8 +343,8 @@ func TestEachParam(t *testing.T) {
 	if got, err := collect(m); err != nil || got != `a=[1, {"b":2}];c="x";` {
 		t.Errorf("decoded: %q %v", got, err)
 	}
-	if len(m.members) != 2 {
-		t.Errorf("Decode split %d members", len(m.members))
+	if m.nspans != 2 {
+		t.Errorf("Decode split %d members", m.nspans)
 	}
 	copied := *m
 	copied.Params = []byte(`{"z":1}`)
@@ -360,7 +360,15 @@ func TestEachParam(t *testing.T) {
 	if _, err := collect(built); !errors.As(err, &se) || !se.Duplicate {
 		t.Errorf("built with a repeated name: %v", err)
 	}
-	for _, in := range []string{`{"jsonrpc":"2.0","method":"m"}`, `{"jsonrpc":"2.0","method":"m","params":[1]}`} {
+	// More members than Decode keeps the place of: read again.
+	many, err := Decode([]byte(`{"jsonrpc":"2.0","method":"m","params":{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := collect(many); err != nil || got != "a=1;b=2;c=3;d=4;e=5;f=6;g=7;" || many.nspans != 0 {
+		t.Errorf("seven members: %q %v (%d kept)", got, err, many.nspans)
+	}
+	for _, in := range []string{`{"jsonrpc":"2.0","method":"m"}`, `{"jsonrpc":"2.0","method":"m","params":[1]}`, `{"jsonrpc":"2.0","method":"m","params":{}}`} {
 		m, err := Decode([]byte(in))
 		if err != nil {
 			t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
 	"sync"
 	"unicode/utf8"
 
@@ -58,28 +59,46 @@ func (d *byteDecoder) readName() ([]byte, error) {
 	return jsontext.AppendUnquote(nil, raw)
 }
 
-// readObject reads the object that comes next in buf, which d reads,
-// appending its members to ms, and returns its raw text (a slice of buf).
-func (d *byteDecoder) readObject(buf []byte, ms []member) (jsontext.Value, []member, error) {
+// readObject reads the object that comes next in buf, which d reads, and
+// returns its text (a slice of buf) and the number of its members, whose
+// places (relative to the object) it stores in spans: 0 when the object
+// has none, or more than spans holds.
+func (d *byteDecoder) readObject(buf []byte, spans *[maxSpans]span) (jsontext.Value, int, error) {
 	if _, err := d.ReadToken(); err != nil {
-		return nil, ms, err
+		return nil, 0, err
 	}
 	start := d.InputOffset() - 1
+	n := 0
 	for d.PeekKind() != '}' {
-		name, err := d.readName()
+		name, err := d.ReadValue()
 		if err != nil {
-			return nil, ms, err
+			return nil, 0, err
 		}
+		nameEnd := d.InputOffset() - start - 1
 		value, err := d.ReadValue()
 		if err != nil {
-			return nil, ms, err
+			return nil, 0, err
 		}
-		ms = append(ms, member{name, value})
+		if n <= maxSpans {
+			if n < maxSpans {
+				valueEnd := d.InputOffset() - start
+				spans[n] = span{
+					nameStart: int32(nameEnd) - int32(len(name)) + 2, nameEnd: int32(nameEnd),
+					valueStart: int32(valueEnd) - int32(len(value)), valueEnd: int32(valueEnd),
+					escaped: bytes.IndexByte(name, '\\') >= 0,
+				}
+			}
+			n++
+		}
 	}
 	if _, err := d.ReadToken(); err != nil {
-		return nil, ms, err
+		return nil, 0, err
 	}
-	return buf[start:d.InputOffset()], ms, nil
+	end := d.InputOffset()
+	if n > maxSpans || end-start > math.MaxInt32 {
+		n = 0
+	}
+	return buf[start:end], n, nil
 }
 
 // EachMember calls fn with the name and the value of each member of the

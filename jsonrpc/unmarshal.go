@@ -6,6 +6,7 @@ import (
 	"io"
 	"reflect"
 	"strconv"
+	"sync"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -106,13 +107,65 @@ func syntaxError(err error) error {
 // it may have been partly filled in and must not be used. A nil or
 // non-pointer v is an *encoding/json.InvalidUnmarshalError.
 func Unmarshal(data []byte, v any) error {
-	if rv := reflect.ValueOf(v); rv.Kind() != reflect.Pointer || rv.IsNil() {
-		return &json.InvalidUnmarshalError{Type: reflect.TypeOf(v)}
+	if a, ok := v.(*Any); ok && a != nil {
+		return a.read(data)
 	}
-	if err := jsonv2.Unmarshal(data, v, numbers); err != nil {
+	t := reflect.TypeOf(v)
+	if t == nil || t.Kind() != reflect.Pointer || reflect.ValueOf(v).IsNil() {
+		return &json.InvalidUnmarshalError{Type: t}
+	}
+	var err error
+	if mayHoldNumber(t) {
+		err = jsonv2.Unmarshal(data, v, numbers)
+	} else {
+		err = jsonv2.Unmarshal(data, v)
+	}
+	if err != nil {
 		return syntaxError(err)
 	}
 	return nil
+}
+
+// numberTypes caches mayHoldNumber's answer per type.
+var numberTypes sync.Map // reflect.Type -> bool
+
+var numberType = reflect.TypeFor[json.Number]()
+
+// mayHoldNumber reports whether a value of type t can hold an
+// encoding/json Number (an interface can hold anything), for which
+// Unmarshal needs its numbers option, which costs on every value.
+func mayHoldNumber(t reflect.Type) bool {
+	if v, ok := numberTypes.Load(t); ok {
+		return v.(bool)
+	}
+	b := holdsNumber(t, map[reflect.Type]bool{})
+	numberTypes.Store(t, b)
+	return b
+}
+
+func holdsNumber(t reflect.Type, seen map[reflect.Type]bool) bool {
+	if t == numberType {
+		return true
+	}
+	if seen[t] {
+		return false
+	}
+	seen[t] = true
+	switch t.Kind() {
+	case reflect.Interface:
+		return true
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		return holdsNumber(t.Elem(), seen)
+	case reflect.Map:
+		return holdsNumber(t.Key(), seen) || holdsNumber(t.Elem(), seen)
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if holdsNumber(t.Field(i).Type, seen) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // numbers has Unmarshal read an encoding/json Number as encoding/json

@@ -187,6 +187,18 @@ func TestUnmarshalNumber(t *testing.T) {
 	if err := Unmarshal([]byte(`{"n":9007199254740993,"l":[1.50,-0e1,null]}`), &v); err != nil || v.N != "9007199254740993" || !reflect.DeepEqual(v.L, []json.Number{"1.50", "-0e1", ""}) {
 		t.Errorf("%v %+v", err, v)
 	}
+	// Behind an interface, a pointer, a map, an array.
+	type inner struct {
+		N json.Number `json:"n"`
+	}
+	var held any = &inner{}
+	var viaMap map[string][1]*inner
+	if err := Unmarshal([]byte(`{"n":1e2}`), &held); err != nil || held.(*inner).N != "1e2" {
+		t.Errorf("behind an interface: %v %+v", err, held)
+	}
+	if err := Unmarshal([]byte(`{"k":[{"n":-3}]}`), &viaMap); err != nil || viaMap["k"][0].N != "-3" {
+		t.Errorf("behind a map: %v %+v", err, viaMap)
+	}
 	for _, in := range []string{`{"n":"1"}`, `{"n":true}`, `{"n":[1]}`, `{"n":{}}`} {
 		var se *jsonv2.SemanticError
 		if err := Unmarshal([]byte(in), &v); !errors.As(err, &se) {
