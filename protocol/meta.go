@@ -31,9 +31,10 @@ type ProgressToken = jsonrpc.ID
 // kept in Extra.
 //
 // A client sends the same clientInfo and clientCapabilities with every
-// request, so UnmarshalJSON decodes each distinct encoding once and keeps
-// the result privately; every request gets copies of its own, so what one
-// handler changes no other request sees.
+// request, and often the same _meta altogether, so UnmarshalJSON decodes
+// each distinct encoding of those once and keeps the result privately;
+// every request gets copies of its own, so what one handler changes no
+// other request sees.
 type RequestMeta struct {
 	ProgressToken      *ProgressToken      `json:"progressToken,omitempty"`
 	ProtocolVersion    string              `json:"io.modelcontextprotocol/protocolVersion,omitempty"`
@@ -79,6 +80,36 @@ func (m *RequestMeta) UnmarshalJSON(b []byte) error {
 	default:
 		return errors.New("_meta must be an object")
 	}
+	if c := metaCache.get(b); c != nil {
+		*m = RequestMeta{ProtocolVersion: c.ProtocolVersion, LogLevel: c.LogLevel}
+		if c.ClientInfo != nil {
+			m.ClientInfo = c.ClientInfo.clone()
+		}
+		if c.ClientCapabilities != nil {
+			m.ClientCapabilities = c.ClientCapabilities.clone()
+		}
+		return nil
+	}
+	if err := m.decode(b); err != nil {
+		return err
+	}
+	if m.ProgressToken == nil && m.Traceparent == "" && m.Tracestate == "" && m.Baggage == "" && m.Extra == nil {
+		// Nothing in it is the request's own: the next request of the
+		// client is likely to send the same bytes.
+		c := &RequestMeta{ProtocolVersion: m.ProtocolVersion, LogLevel: m.LogLevel}
+		if m.ClientInfo != nil {
+			c.ClientInfo = m.ClientInfo.clone()
+		}
+		if m.ClientCapabilities != nil {
+			c.ClientCapabilities = m.ClientCapabilities.clone()
+		}
+		metaCache.put(b, c)
+	}
+	return nil
+}
+
+// decode reads the object b into m.
+func (m *RequestMeta) decode(b []byte) error {
 	*m = RequestMeta{}
 	str := func(key string, v []byte, dst *string) error {
 		s, ok := jsonrpc.StringValue(v)
@@ -181,6 +212,7 @@ const (
 var (
 	capsCache decodeCache[ClientCapabilities]
 	infoCache decodeCache[Implementation]
+	metaCache decodeCache[RequestMeta]
 )
 
 func (c *decodeCache[T]) get(raw []byte) *T {

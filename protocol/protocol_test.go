@@ -161,3 +161,39 @@ func TestRequestMetaNotShared(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestMetaCache: a _meta with nothing of the request's own is
+// decoded once and copied to later requests with the same bytes; one with
+// a progress token, trace context or other members is decoded every time.
+func TestRequestMetaCache(t *testing.T) {
+	shared := []byte(`{"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/logLevel":"debug","io.modelcontextprotocol/clientCapabilities":{"roots":{}}}`)
+	var a, b RequestMeta
+	if err := a.UnmarshalJSON(shared); err != nil {
+		t.Fatal(err)
+	}
+	if metaCache.get(shared) == nil {
+		t.Fatal("not cached")
+	}
+	b.ProgressToken = &ProgressToken{}
+	b.Extra = map[string]json.RawMessage{"x": json.RawMessage(`1`)}
+	if err := b.UnmarshalJSON(shared); err != nil {
+		t.Fatal(err)
+	}
+	if b.ProtocolVersion != "2025-11-25" || b.LogLevel != "debug" || b.ClientCapabilities == nil || b.ClientCapabilities.Roots == nil ||
+		b.ClientInfo != nil || b.ProgressToken != nil || b.Extra != nil || b.ClientCapabilities == a.ClientCapabilities {
+		t.Fatalf("from the cache: %+v", b)
+	}
+	for _, own := range []string{
+		`{"io.modelcontextprotocol/protocolVersion":"2025-11-25","progressToken":1}`,
+		`{"io.modelcontextprotocol/protocolVersion":"2025-11-25","traceparent":"00-a-b-01"}`,
+		`{"io.modelcontextprotocol/protocolVersion":"2025-11-25","com.example/x":1}`,
+	} {
+		var m RequestMeta
+		if err := m.UnmarshalJSON([]byte(own)); err != nil {
+			t.Fatal(err)
+		}
+		if metaCache.get([]byte(own)) != nil {
+			t.Errorf("%s cached", own)
+		}
+	}
+}
