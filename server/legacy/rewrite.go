@@ -29,7 +29,7 @@ func (s *Session) serveCore(ctx context.Context, req *transport.Request) (protoc
 	var answers map[string]json.RawMessage
 	state := ""
 	for round := 0; ; round++ {
-		p, err := s.modernParams(msg.Params, answers, state)
+		p, err := s.modernParams(msg, answers, state)
 		if err != nil {
 			return nil, err
 		}
@@ -223,7 +223,8 @@ func (s *Session) ask(ctx context.Context, n transport.Notifier, method string, 
 // with the session's per-request _meta, keeping the request's own _meta
 // members (such as a progressToken) and dropping MRTR members, which only
 // the session sets: the answers and state of a retry, when given.
-func (s *Session) modernParams(params []byte, answers map[string]json.RawMessage, state string) ([]byte, error) {
+func (s *Session) modernParams(msg *jsonrpc.Message, answers map[string]json.RawMessage, state string) ([]byte, error) {
+	params := msg.Params
 	members := s.metaMembers()
 	out := make([]byte, 0, len(params)+len(members)+64)
 	out = append(out, '{')
@@ -232,7 +233,7 @@ func (s *Session) modernParams(params []byte, answers map[string]json.RawMessage
 		if params[0] != '{' {
 			return nil, protocol.InvalidParams("params must be an object")
 		}
-		err := jsonrpc.EachMember(params, func(key []byte, value jsontext.Value) error {
+		err := msg.EachParam(func(key []byte, value jsontext.Value) error {
 			switch string(key) {
 			case "_meta":
 				own = value
