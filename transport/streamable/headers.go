@@ -142,22 +142,30 @@ func jsonStringIs(raw []byte, s string) bool {
 
 // member returns the value of obj's member key, matched exactly as the
 // server reads it, and reports whether obj is ambiguous about it: a name
-// repeated in it, at any depth. Decoders resolve
-// such objects differently (first or last), so the value checked against
-// a header could differ from the value served; ambiguous bodies are
-// refused instead.
+// repeated in it. Decoders resolve such objects differently (first or
+// last), so the value checked against a header could differ from the
+// value served; ambiguous bodies are refused instead. obj is a value of
+// the params, which jsonrpc.Decode (or EachParam) checked whole, so no
+// name is repeated in it: the reading stops at the member, which is the
+// only one of its name, and reports a repeated name only when one comes
+// before it.
 func member(obj []byte, key string) (value []byte, ambiguous bool) {
 	err := jsonrpc.EachMember(obj, func(k []byte, v jsontext.Value) error {
 		if string(k) == key {
 			value = v
+			return errFound
 		}
 		return nil
 	})
-	if _, dup := repeated(err); dup {
-		return nil, true
+	if err == errFound {
+		return value, false
 	}
-	return value, false
+	_, dup := repeated(err)
+	return nil, dup
 }
+
+// errFound stops the reading of an object at the member sought.
+var errFound = errors.New("found")
 
 // paramString returns the string member key of the params object.
 func paramString(params []byte, key string) (string, bool) {
