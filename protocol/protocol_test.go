@@ -141,16 +141,20 @@ func TestRequestMetaNotShared(t *testing.T) {
 		}
 		return &m
 	}
-	a := decode()
-	a.ClientInfo.Name = "changed"
-	a.ClientInfo.Icons[0].Src = "evil.png"
-	a.ClientInfo.Icons[0].Sizes[0] = "1x1"
-	a.ClientCapabilities.Roots.ListChanged = false
-	a.ClientCapabilities.Sampling.Tools["x"] = json.RawMessage(`1`)
-	a.ClientCapabilities.Elicitation.Form["x"][0] = '9'
-	a.ClientCapabilities.Experimental["e"]["k"] = json.RawMessage(`"w"`)
-	delete(a.ClientCapabilities.Extensions, "io.x/y")
-	for i := range 2 {
+	change := func(a *RequestMeta) {
+		a.ClientInfo.Name = "changed"
+		a.ClientInfo.Icons[0].Src = "evil.png"
+		a.ClientInfo.Icons[0].Sizes[0] = "1x1"
+		a.ClientCapabilities.Roots.ListChanged = false
+		a.ClientCapabilities.Sampling.Tools["x"] = json.RawMessage(`1`)
+		a.ClientCapabilities.Elicitation.Form["x"][0] = '9'
+		a.ClientCapabilities.Experimental["e"]["k"] = json.RawMessage(`"w"`)
+		delete(a.ClientCapabilities.Extensions, "io.x/y")
+	}
+	change(decode())
+	// The first decoding fills the caches; the later ones are copies from
+	// them, which the handler may change too.
+	for i := range 3 {
 		b := decode()
 		got, _ := json.Marshal(b)
 		want := `{"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1","icons":[{"src":"a.png","sizes":["16x16"]}]},` +
@@ -159,6 +163,7 @@ func TestRequestMetaNotShared(t *testing.T) {
 		if string(got) != want {
 			t.Fatalf("decode %d after a change to another request's values:\n got %s\nwant %s", i, got, want)
 		}
+		change(b)
 	}
 }
 
