@@ -59,14 +59,11 @@ browser: suite
 ## fuzz: run every fuzz target for its budget (FUZZN or FUZZN_FAST executions).
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZN_FAST) ./jsonrpc/
-	$(GO) test -run '^$$' -fuzz '^FuzzMembers$$' -fuzztime $(FUZZN_FAST) ./jsonrpc/
+	$(GO) test -run '^$$' -fuzz '^FuzzEachMember$$' -fuzztime $(FUZZN_FAST) ./jsonrpc/
 	$(GO) test -run '^$$' -fuzz '^FuzzServeHTTP$$' -fuzztime $(FUZZN) ./transport/streamable/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeHeaderValue$$' -fuzztime $(FUZZN) ./transport/streamable/
 	$(GO) test -run '^$$' -fuzz '^FuzzCompileValidate$$' -fuzztime $(FUZZN) ./schema/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseValue$$' -fuzztime $(FUZZN) ./schema/
-	$(GO) test -run '^$$' -fuzz '^FuzzValid$$' -fuzztime $(FUZZN_FAST) ./internal/jsonvalid/
-	$(GO) test -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime $(FUZZN_FAST) ./internal/jsonvalid/
-	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZN) ./internal/jsondec/
 	$(GO) test -run '^$$' -fuzz '^FuzzValidatedSatisfiesSchema$$' -fuzztime $(FUZZN) ./server/
 	$(GO) test -run '^$$' -fuzz '^FuzzStatements$$' -fuzztime $(FUZZN) ./sqlserver/
 

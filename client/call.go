@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
 	"github.com/mcpkit/mcpkit/transport"
@@ -106,20 +107,14 @@ func (s *Session) Call(ctx context.Context, method string, params, result any, o
 	return jsonrpc.Unmarshal(raw, result)
 }
 
-// resultTypeOf returns a result's resultType, "" when it has none (the
-// known ones without allocating).
+// resultTypeOf returns a result's resultType, "" when it has none or the
+// result is not an object (a complete result).
 func resultTypeOf(raw json.RawMessage) protocol.ResultType {
-	v := jsonrpc.Member(raw, "resultType")
-	switch string(v) {
-	case "":
-		return ""
-	case `"complete"`:
-		return protocol.ResultComplete
-	case `"input_required"`:
-		return protocol.ResultInputRequired
+	var head struct {
+		ResultType protocol.ResultType `json:"resultType"`
 	}
-	rt, _ := jsonrpc.Unquote(v)
-	return protocol.ResultType(rt)
+	_ = jsonrpc.Unmarshal(raw, &head)
+	return head.ResultType
 }
 
 // checkParams returns a call's params fit to send: a compact JSON object
@@ -146,14 +141,15 @@ func checkParams(method string, p json.RawMessage) (json.RawMessage, error) {
 	}
 	var own string
 	members := 0
-	_ = jsonrpc.RawMembers(p, func(k, _ []byte) bool {
+	errOwn := errors.New("own member")
+	_ = jsonrpc.EachMember(p, func(k []byte, _ jsontext.Value) error {
 		members++
 		switch string(k) {
 		case "_meta", "inputResponses", "requestState":
 			own = string(k)
-			return false
+			return errOwn
 		}
-		return true
+		return nil
 	})
 	if own != "" {
 		return nil, fmt.Errorf("client: %s params carry %q, which the client sets itself (CallOptions.Meta adds to _meta)", method, own)

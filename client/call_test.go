@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mcpkit/mcpkit/client"
 	"github.com/mcpkit/mcpkit/internal/leakcheck"
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -67,14 +68,15 @@ func (w *wire) sent(method string) []json.RawMessage {
 func metaMembers(t *testing.T, params json.RawMessage) (keys []string, values map[string]string) {
 	t.Helper()
 	values = map[string]string{}
-	meta := jsonrpc.Member(params, "_meta")
+	meta := member(params, "_meta")
 	if meta == nil {
 		return nil, values
 	}
-	if err := jsonrpc.Members(meta, func(k string, v []byte) bool {
-		keys = append(keys, k)
-		values[k] = string(v)
-		return true
+	// A repeated member is an error of the reader: the test fails.
+	if err := jsonrpc.EachMember(meta, func(k []byte, v jsontext.Value) error {
+		keys = append(keys, string(k))
+		values[string(k)] = string(v)
+		return nil
 	}); err != nil {
 		t.Fatalf("_meta %s: %v", meta, err)
 	}
@@ -249,7 +251,7 @@ func TestCallRefused(t *testing.T) {
 				}
 			}
 			for _, p := range w.sent("greeting/hello")[before:] {
-				if strings.ContainsAny(string(p), "\n") || jsonrpc.Member(p, "name") == nil {
+				if strings.ContainsAny(string(p), "\n") || member(p, "name") == nil {
 					t.Errorf("params sent as %q", p)
 				}
 			}
@@ -311,7 +313,7 @@ func TestCallMetaEveryRound(t *testing.T) {
 				if n := count(keys, protocol.MetaProtocolVersion); env.era == client.EraModern && n != 1 {
 					t.Errorf("round %d: protocolVersion sent %d times", i+1, n)
 				}
-				if i > 0 && jsonrpc.Member(p, "inputResponses") == nil {
+				if i > 0 && member(p, "inputResponses") == nil {
 					t.Errorf("round %d carries no inputResponses", i+1)
 				}
 			}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"sync"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
 	"github.com/mcpkit/mcpkit/transport"
@@ -101,14 +103,15 @@ func (s *Session) subscriptionOf(m *jsonrpc.Message) *Subscription {
 	if len(m.Params) == 0 || m.Params[0] != '{' {
 		return nil
 	}
-	meta := jsonrpc.Member(m.Params, "_meta")
-	if len(meta) == 0 || meta[0] != '{' {
+	var p struct {
+		Meta struct {
+			ID jsontext.Value `json:"io.modelcontextprotocol/subscriptionId"`
+		} `json:"_meta"`
+	}
+	if jsonrpc.Unmarshal(m.Params, &p) != nil || p.Meta.ID == nil {
 		return nil
 	}
-	id := jsonrpc.Member(meta, protocol.MetaSubscriptionID)
-	if id == nil {
-		return nil
-	}
+	id := p.Meta.ID
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.subs[string(id)]

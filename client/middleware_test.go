@@ -121,7 +121,7 @@ func TestMiddlewareTaskResult(t *testing.T) {
 		"tasks/get": func(p json.RawMessage) (protocol.Result, error) {
 			mu.Lock()
 			defer mu.Unlock()
-			if id, _ := jsonrpc.Unquote(jsonrpc.Member(p, "taskId")); id != "t-1" {
+			if id, _ := jsonrpc.StringValue(member(p, "taskId")); id != "t-1" {
 				return nil, protocol.InvalidParams("no such task")
 			}
 			polls++
@@ -137,7 +137,7 @@ func TestMiddlewareTaskResult(t *testing.T) {
 	tasks := client.Middleware{Call: func(next client.CallFunc) client.CallFunc {
 		return func(ctx context.Context, c *client.Call) (json.RawMessage, error) {
 			res, err := next(ctx, c)
-			if err != nil || jsonrpc.Member(res, "resultType") == nil || string(jsonrpc.Member(res, "resultType")) != `"task"` {
+			if err != nil || member(res, "resultType") == nil || string(member(res, "resultType")) != `"task"` {
 				return res, err
 			}
 			var r struct {
@@ -154,7 +154,7 @@ func TestMiddlewareTaskResult(t *testing.T) {
 				if err != nil {
 					return nil, err
 				}
-				if string(jsonrpc.Member(st, "status")) == `"completed"` {
+				if string(member(st, "status")) == `"completed"` {
 					return next(ctx, &client.Call{Method: "tasks/result", Params: params})
 				}
 			}

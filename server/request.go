@@ -68,7 +68,7 @@ func (s *Server) newRequest(ctx context.Context, req *transport.Request) (*Reque
 		if firstByte(msg.Params) != '{' {
 			return nil, invalidMeta("params must be an object")
 		}
-		raw, err := scanParams(msg.Params)
+		raw, err := scanParams(msg)
 		if err != nil {
 			return nil, err
 		}

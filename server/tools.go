@@ -2,12 +2,14 @@ package server
 
 import (
 	"context"
+	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
 
-	"github.com/mcpkit/mcpkit/internal/jsondec"
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
 	"github.com/mcpkit/mcpkit/schema"
@@ -116,7 +118,8 @@ func (s *Server) RemoveTool(names ...string) {
 //     is set (an interface type infers none).
 //
 // Errors are as for ToolHandler; opts are as for AddToolHandler. It panics
-// on an invalid definition.
+// on an invalid definition, an input type that arguments cannot be decoded
+// into (such as a struct with no exported field) included.
 func AddTool[In, Out any](s *Server, t *protocol.Tool, h func(ctx context.Context, req *CallRequest, in In) (Out, error), opts ...FeatureOption) {
 	if t == nil {
 		panic("server: AddTool: nil tool")
@@ -143,16 +146,20 @@ func AddTool[In, Out any](s *Server, t *protocol.Tool, h func(ctx context.Contex
 		}
 		def.OutputSchema = sch
 	}
-	// Arguments are decoded with exact member names, as the input schema
-	// validated them; free-form inputs have no members to match.
-	decode := func(data []byte, v *In) error { return jsonrpc.Unmarshal(data, v) }
-	if !isFreeForm(inType) {
-		decode = jsondec.Compile[In]()
+	// An input type the decoder cannot take (go-json-experiment refuses an
+	// unexported field with a json tag, or two fields of one name) would
+	// fail every call: refused here, when decoding {} shows it.
+	if !isFreeForm(inType) && !decodesItself(inType) {
+		if err := jsonrpc.Unmarshal([]byte("{}"), new(In)); err != nil {
+			panic(fmt.Sprintf("server: AddTool %q: input type %v: %v", def.Name, inType, err))
+		}
 	}
+	// Arguments are decoded with exact member names, as the input schema
+	// validated them.
 	handler := func(ctx context.Context, req *CallRequest) (*protocol.CallToolResult, error) {
 		var in In
 		if len(req.Arguments) > 0 {
-			if err := decode(req.Arguments, &in); err != nil {
+			if err := jsonrpc.Unmarshal(req.Arguments, &in); err != nil {
 				return nil, fmt.Errorf("invalid arguments: %v", err)
 			}
 		}
@@ -208,6 +215,22 @@ func isFreeForm(t reflect.Type) bool {
 	return t == rawMessageType || t.Kind() == reflect.Interface ||
 		(t.Kind() == reflect.Map && t.Key().Kind() == reflect.String && t.Elem().Kind() == reflect.Interface)
 }
+
+// decodesItself reports whether values of t decode themselves (with an
+// UnmarshalJSON, UnmarshalJSONFrom or UnmarshalText method), which may
+// refuse {}.
+func decodesItself(t reflect.Type) bool {
+	p := reflect.PointerTo(t)
+	return p.Implements(jsonUnmarshalerType) || p.Implements(jsonFromUnmarshalerType) || p.Implements(textUnmarshalerType)
+}
+
+var (
+	jsonUnmarshalerType     = reflect.TypeFor[json.Unmarshaler]()
+	jsonFromUnmarshalerType = reflect.TypeFor[interface {
+		UnmarshalJSONFrom(*jsontext.Decoder) error
+	}]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
 
 // TextResult returns a tool result of one text block.
 func TextResult(text string) *protocol.CallToolResult {

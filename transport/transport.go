@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
 )
@@ -264,10 +266,27 @@ func IsModern(msg *jsonrpc.Message) bool {
 	if len(msg.Params) == 0 || msg.Params[0] != '{' {
 		return false
 	}
-	meta := jsonrpc.Member(msg.Params, "_meta")
-	if len(meta) == 0 || meta[0] != '{' {
-		return false
-	}
-	v, _ := jsonrpc.Unquote(jsonrpc.Member(meta, protocol.MetaProtocolVersion))
-	return protocol.IsModern(v)
+	// The params of a decoded message were checked whole, so the first
+	// _meta and version met are the only ones: the reading stops there
+	// (whoever serves the message reads the rest).
+	var version string
+	_ = msg.EachParam(func(k []byte, meta jsontext.Value) error {
+		if string(k) != "_meta" {
+			return nil
+		}
+		if meta.Kind() == '{' {
+			_ = jsonrpc.EachMember(meta, func(k []byte, v jsontext.Value) error {
+				if string(k) != protocol.MetaProtocolVersion {
+					return nil
+				}
+				version, _ = jsonrpc.StringValue(v)
+				return errStop
+			})
+		}
+		return errStop
+	})
+	return protocol.IsModern(version)
 }
+
+// errStop ends a reading that has found what it looked for.
+var errStop = errors.New("stop")

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
 	"github.com/mcpkit/mcpkit/transport"
@@ -30,7 +32,7 @@ func (s *Session) serveCore(ctx context.Context, req *transport.Request) (protoc
 	var answers map[string]json.RawMessage
 	state := ""
 	for round := 0; ; round++ {
-		p, err := s.modernParams(msg.Params, answers, state)
+		p, err := s.modernParams(msg, answers, state)
 		if err != nil {
 			return nil, err
 		}
@@ -201,7 +203,8 @@ func (s *Session) ask(ctx context.Context, n transport.Notifier, method string, 
 // with the session's per-request _meta, keeping the request's own _meta
 // members (such as a progressToken) and dropping MRTR members, which only
 // the session sets: the answers and state of a retry, when given.
-func (s *Session) modernParams(params []byte, answers map[string]json.RawMessage, state string) ([]byte, error) {
+func (s *Session) modernParams(msg *jsonrpc.Message, answers map[string]json.RawMessage, state string) ([]byte, error) {
+	params := msg.Params
 	members := s.metaMembers()
 	out := make([]byte, 0, len(params)+len(members)+64)
 	out = append(out, '{')
@@ -210,16 +213,16 @@ func (s *Session) modernParams(params []byte, answers map[string]json.RawMessage
 		if params[0] != '{' {
 			return nil, protocol.InvalidParams("params must be an object")
 		}
-		err := jsonrpc.RawMembers(params, func(key, value []byte) bool {
+		err := msg.EachParam(func(key []byte, value jsontext.Value) error {
 			switch string(key) {
 			case "_meta":
 				own = value
-				return true
+				return nil
 			case "inputResponses", "requestState":
-				return true
+				return nil
 			}
 			out = appendMember(out, key, value)
-			return true
+			return nil
 		})
 		if err != nil {
 			return nil, protocol.InvalidParams("malformed params")
@@ -230,16 +233,16 @@ func (s *Session) modernParams(params []byte, answers map[string]json.RawMessage
 	}
 	out = append(out, `"_meta":{`...)
 	if own != nil && own[0] == '{' {
-		_ = jsonrpc.RawMembers(own, func(key, value []byte) bool {
+		_ = jsonrpc.EachMember(own, func(key []byte, value jsontext.Value) error {
 			switch string(key) {
 			case protocol.MetaProtocolVersion, protocol.MetaClientCapabilities, protocol.MetaClientInfo, protocol.MetaLogLevel:
-				return true
+				return nil
 			}
 			out = appendQuoted(out, key)
 			out = append(out, ':')
 			out = append(out, value...)
 			out = append(out, ',')
-			return true
+			return nil
 		})
 	}
 	out = append(out, members...)
