@@ -12,7 +12,6 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -87,11 +86,7 @@ type conn struct {
 	opts   Options
 	logger *slog.Logger
 
-	wmu sync.Mutex
-	// writers counts the write calls waiting for or holding wmu.
-	writers atomic.Int32
-	w       *bufio.Writer
-	werr    error
+	out *outbox // what is written, in order, by a goroutine of its own
 
 	work   *workers // serve the requests, MaxConcurrent at once
 	budget *Budget  // the bytes of requests and responses held
@@ -134,7 +129,7 @@ func (cl *call) Notify(b []byte) error {
 }
 
 func newConn(h transport.Handler, out io.Writer, opts *Options) *conn {
-	c := &conn{h: h, legacy: h.Legacy(), w: bufio.NewWriterSize(out, 64<<10), inflight: map[jsonrpc.ID]*call{}}
+	c := &conn{h: h, legacy: h.Legacy(), inflight: map[jsonrpc.ID]*call{}}
 	if opts != nil {
 		c.opts = *opts
 	}
@@ -157,6 +152,7 @@ func newConn(h transport.Handler, out io.Writer, opts *Options) *conn {
 	if c.budget == nil {
 		c.budget = NewBudget(c.opts.MaxPendingBytes, nil)
 	}
+	c.out = newOutbox(out, c.budget)
 	c.work = newWorkers(c.opts.MaxConcurrent, c.opts.MaxPending)
 	c.logger = c.opts.Logger
 	if c.logger == nil {
@@ -269,7 +265,8 @@ func (c *conn) readLines(ctx context.Context, in io.Reader) error {
 // nil) the data of a MessageReader's message. Once ctx is done the input
 // is no longer served.
 func (c *conn) message(ctx context.Context, data []byte, o *origin) error {
-	if err := ctx.Err(); err != nil {
+	// A peer that does not read what it is sent is not read from either.
+	if err := c.out.waitRoom(ctx); err != nil {
 		return err
 	}
 	if len(data) > 0 && data[0] == '[' {
@@ -278,10 +275,27 @@ func (c *conn) message(ctx context.Context, data []byte, o *origin) error {
 			return nil
 		}
 	}
+	charge := c.chargeFor(data, o)
+	if charge > busyCheckBytes && c.budget.Full(charge) {
+		// A large request the budget cannot take is refused without
+		// being decoded (which would copy it): only its id is read.
+		var head struct {
+			ID     jsonrpc.ID `json:"id"`
+			Method string     `json:"method"`
+		}
+		if jsonrpc.Unmarshal(data, &head) == nil && head.ID.IsValid() && head.Method != "" {
+			c.write(jsonrpc.AppendError(nil, head.ID, errBusyBytes))
+			return nil
+		}
+	}
 	msg, err := jsonrpc.Decode(data)
-	c.dispatch(ctx, msg, err, nil, o, c.chargeFor(data, o))
+	c.dispatch(ctx, msg, err, nil, o, charge)
 	return nil
 }
+
+// busyCheckBytes is the size from which a request is checked against the
+// budget before it is decoded.
+const busyCheckBytes = 64 << 10
 
 // chargeFor is what the engine takes from the budget for a request of
 // data: its size, unless a MessageReader accounts it.
@@ -476,11 +490,9 @@ func (c *conn) serve(cl *call) {
 	}
 	bp := respBufs.Get().(*[]byte)
 	b := resp.Append((*bp)[:0])
-	// The response is held until written: its bytes count against the
-	// budget meanwhile.
-	c.budget.charge(int64(len(b)))
-	c.write(b) // write copies b into the buffered writer
-	c.budget.Release(int64(len(b)))
+	// The outbox copies b and holds its bytes against the budget until
+	// they are written.
+	c.write(b)
 	if cap(b) <= maxPooledResponse {
 		*bp = b
 		respBufs.Put(bp)
