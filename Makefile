@@ -19,16 +19,19 @@ GOFILES    = $(shell find . -name '*.go' -not -path './$(SUITE_DIR)/node_modules
 test: check unit conformance browser fuzz
 
 ## check: gofmt, go vet, and the core boundary: the core packages import
-## no transport (nor net/http), and nothing asserts a handler's type to
-## find an optional feature (transport.Handler states all of them).
+## no transport (nor net/http), nothing in the core, the transports or the
+## client asserts a type to find an optional feature (transport.Handler
+## states all of them), and no session is converted back to its type.
 check:
 	@unformatted="$$(gofmt -l $(GOFILES))"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	@deps="$$($(GO) list -deps ./protocol ./feed ./transport ./server ./server/legacy | grep -E 'mcpkit/transport/|mcpkit/client$$|^net/http$$')"; \
 	if [ -n "$$deps" ]; then echo "the core imports a transport: $$deps"; exit 1; fi
-	@sniff="$$(grep -rn --include='*.go' -E '\.\((transport\.[A-Z]|interface *\{)' server transport feed protocol | grep -v '_test.go' | grep -v 'SetReadDeadline')"; \
+	@sniff="$$(grep -rn --include='*.go' -E '\.\((transport\.[A-Z]|interface *\{)' server transport feed protocol client | grep -v '_test.go' | grep -v 'SetReadDeadline')"; \
 	if [ -n "$$sniff" ]; then echo "type assertions for optional features:"; echo "$$sniff"; exit 1; fi
+	@downcast="$$(grep -rn --include='*.go' -E '\.\(\*?([A-Za-z]+\.)?Session\)' server transport feed protocol client | grep -v '_test.go')"; \
+	if [ -n "$$downcast" ]; then echo "sessions converted back to their types (look them up instead):"; echo "$$downcast"; exit 1; fi
 
 ## unit: all Go tests with the race detector.
 unit:
@@ -56,14 +59,11 @@ browser: suite
 ## fuzz: run every fuzz target for its budget (FUZZN or FUZZN_FAST executions).
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZN_FAST) ./jsonrpc/
-	$(GO) test -run '^$$' -fuzz '^FuzzMembers$$' -fuzztime $(FUZZN_FAST) ./jsonrpc/
+	$(GO) test -run '^$$' -fuzz '^FuzzEachMember$$' -fuzztime $(FUZZN_FAST) ./jsonrpc/
 	$(GO) test -run '^$$' -fuzz '^FuzzServeHTTP$$' -fuzztime $(FUZZN) ./transport/streamable/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeHeaderValue$$' -fuzztime $(FUZZN) ./transport/streamable/
 	$(GO) test -run '^$$' -fuzz '^FuzzCompileValidate$$' -fuzztime $(FUZZN) ./schema/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseValue$$' -fuzztime $(FUZZN) ./schema/
-	$(GO) test -run '^$$' -fuzz '^FuzzValid$$' -fuzztime $(FUZZN_FAST) ./internal/jsonvalid/
-	$(GO) test -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime $(FUZZN_FAST) ./internal/jsonvalid/
-	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZN) ./internal/jsondec/
 	$(GO) test -run '^$$' -fuzz '^FuzzValidatedSatisfiesSchema$$' -fuzztime $(FUZZN) ./server/
 	$(GO) test -run '^$$' -fuzz '^FuzzStatements$$' -fuzztime $(FUZZN) ./sqlserver/
 

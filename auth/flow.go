@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
 // Token endpoint authentication methods.
@@ -445,8 +447,7 @@ func (t *Transport) tokenRequest(ctx context.Context, d *discovery, c *ClientInf
 		default:
 			return nil, fmt.Errorf("%w: unsupported token type %s", ErrTokenEndpoint, safeCode(r.TokenType))
 		}
-		var secs float64
-		if len(r.ExpiresIn) > 0 && json.Unmarshal(bytes.Trim(r.ExpiresIn, `"`), &secs) == nil && secs > 0 {
+		if secs, ok := expiresIn(r.ExpiresIn); ok {
 			tok.Expiry = t.now().Add(time.Duration(secs * float64(time.Second)))
 		}
 		if tok.RefreshToken == "" && prev != nil {
@@ -454,4 +455,25 @@ func (t *Transport) tokenRequest(ctx context.Context, d *discovery, c *ClientInf
 		}
 		return tok, nil
 	}
+}
+
+// maxExpiresIn bounds the lifetime a token response may announce (ten
+// years): a larger expires_in is read as no expiry given.
+const maxExpiresIn = 10 * 365 * 24 * 3600
+
+// expiresIn reads a token response's expires_in (RFC 6749): a JSON number
+// of seconds or, as some servers send it, a JSON string holding one, each
+// read with jsonrpc.Unmarshal. ok is false when it is absent, malformed,
+// not positive or implausibly large.
+func expiresIn(raw json.RawMessage) (secs float64, ok bool) {
+	if len(raw) == 0 {
+		return 0, false
+	}
+	if jsonrpc.Unmarshal(raw, &secs) != nil {
+		var s string
+		if jsonrpc.Unmarshal(raw, &s) != nil || jsonrpc.Unmarshal([]byte(s), &secs) != nil {
+			return 0, false
+		}
+	}
+	return secs, secs > 0 && secs <= maxExpiresIn
 }

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
 	"github.com/mcpkit/mcpkit/transport"
@@ -49,7 +51,7 @@ func (r *reply) result() map[string]json.RawMessage {
 		return nil
 	}
 	var m map[string]json.RawMessage
-	if json.Unmarshal(r.msg.Result, &m) != nil {
+	if jsonrpc.Unmarshal(r.msg.Result, &m) != nil {
 		return nil
 	}
 	return m
@@ -245,7 +247,7 @@ func modernHeaders(h http.Header, version string, q *request, params []transport
 			continue
 		}
 		var s string
-		if json.Unmarshal(v, &s) == nil {
+		if jsonrpc.Unmarshal(v, &s) == nil {
 			h.Set("Mcp-Param-"+p.Name, transport.EncodeHeaderValue(s))
 		} else {
 			h.Set("Mcp-Param-"+p.Name, string(v))
@@ -258,7 +260,14 @@ func lookup(obj []byte, path []string) []byte {
 		if len(obj) == 0 || obj[0] != '{' {
 			return nil
 		}
-		obj = jsonrpc.Member(obj, k)
+		var value []byte
+		_ = jsonrpc.EachMember(obj, func(name []byte, v jsontext.Value) error {
+			if string(name) == k {
+				value = v
+			}
+			return nil
+		})
+		obj = value
 	}
 	return obj
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
 )
 
@@ -27,7 +28,7 @@ func (c *checker) detect(ctx context.Context) error {
 	c.discoverReply = dr
 	if res := dr.result(); res != nil {
 		c.modern, c.discover = true, res
-		_ = json.Unmarshal(res["capabilities"], &c.caps)
+		_ = jsonrpc.Unmarshal(res["capabilities"], &c.caps)
 	}
 	ir, ierr := c.initialize(ctx)
 	c.initReply = ir
@@ -104,7 +105,7 @@ func (c *checker) checkDiscover(ctx context.Context) {
 	f = c.begin("discover.supported-versions")
 	f.Sent = protocol.MethodDiscover
 	var vs []string
-	if err := json.Unmarshal(res["supportedVersions"], &vs); err != nil || res["supportedVersions"] == nil {
+	if err := jsonrpc.Unmarshal(res["supportedVersions"], &vs); err != nil || res["supportedVersions"] == nil {
 		f.Got = "supportedVersions " + rawOf(res["supportedVersions"])
 		f.fail("supportedVersions must be an array of strings")
 	} else {
@@ -120,7 +121,7 @@ func (c *checker) checkDiscover(ctx context.Context) {
 	f = c.begin("discover.server-info")
 	f.Sent = protocol.MethodDiscover
 	var meta map[string]json.RawMessage
-	_ = json.Unmarshal(res["_meta"], &meta)
+	_ = jsonrpc.Unmarshal(res["_meta"], &meta)
 	var info struct {
 		Name    *string `json:"name"`
 		Version *string `json:"version"`
@@ -128,7 +129,7 @@ func (c *checker) checkDiscover(ctx context.Context) {
 	if raw := meta[protocol.MetaServerInfo]; raw == nil {
 		f.Got = "no " + protocol.MetaServerInfo
 		f.warn("servers SHOULD identify themselves in _meta %s", protocol.MetaServerInfo)
-	} else if json.Unmarshal(raw, &info) != nil || info.Name == nil || info.Version == nil || *info.Name == "" {
+	} else if jsonrpc.Unmarshal(raw, &info) != nil || info.Name == nil || info.Version == nil || *info.Name == "" {
 		f.Got = protocol.MetaServerInfo + " " + clip(string(raw), 80)
 		f.fail("serverInfo must be an Implementation with name and version")
 	} else {
@@ -151,7 +152,7 @@ func (c *checker) checkDiscover(ctx context.Context) {
 func checkResultType(f *finding, res map[string]json.RawMessage) {
 	var rt string
 	f.Got = addGot(f.Got, "resultType "+rawOf(res["resultType"]))
-	if json.Unmarshal(res["resultType"], &rt) != nil || rt != string(protocol.ResultComplete) {
+	if jsonrpc.Unmarshal(res["resultType"], &rt) != nil || rt != string(protocol.ResultComplete) {
 		f.fail(`resultType must be "complete"`)
 	}
 }
@@ -167,7 +168,7 @@ func checkTTL(f *finding, res map[string]json.RawMessage) {
 	n, err := strconv.ParseInt(string(raw), 10, 64)
 	if err != nil {
 		var x float64
-		if json.Unmarshal(raw, &x) != nil || x != float64(int64(x)) {
+		if jsonrpc.Unmarshal(raw, &x) != nil || x != float64(int64(x)) {
 			f.fail("ttlMs must be an integer")
 			return
 		}
@@ -182,7 +183,7 @@ func checkTTL(f *finding, res map[string]json.RawMessage) {
 func checkScope(f *finding, res map[string]json.RawMessage) {
 	var s string
 	f.Got = addGot(f.Got, "cacheScope "+rawOf(res["cacheScope"]))
-	if json.Unmarshal(res["cacheScope"], &s) != nil || (s != string(protocol.CachePublic) && s != string(protocol.CachePrivate)) {
+	if jsonrpc.Unmarshal(res["cacheScope"], &s) != nil || (s != string(protocol.CachePublic) && s != string(protocol.CachePrivate)) {
 		f.fail(`cacheScope must be "public" or "private"`)
 	}
 }
@@ -289,9 +290,9 @@ func (c *checker) checkVersion(ctx context.Context) {
 			Supported json.RawMessage `json:"supported"`
 			Requested *string         `json:"requested"`
 		}
-		_ = json.Unmarshal(r.msg.Error.Data, &data)
+		_ = jsonrpc.Unmarshal(r.msg.Error.Data, &data)
 		var sup []string
-		if json.Unmarshal(data.Supported, &sup) != nil || data.Supported == nil || data.Supported[0] != '[' {
+		if jsonrpc.Unmarshal(data.Supported, &sup) != nil || data.Supported == nil || data.Supported[0] != '[' {
 			f.fail("data.supported must be an array of versions")
 		}
 		if data.Requested == nil || *data.Requested != bogus {

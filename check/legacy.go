@@ -48,8 +48,8 @@ func (c *checker) initialize(ctx context.Context) (*reply, error) {
 		return r, err
 	}
 	c.legacy = true
-	_ = json.Unmarshal(res["protocolVersion"], &c.sessionVersion)
-	_ = json.Unmarshal(res["capabilities"], &c.legacyCaps)
+	_ = jsonrpc.Unmarshal(res["protocolVersion"], &c.sessionVersion)
+	_ = jsonrpc.Unmarshal(res["capabilities"], &c.legacyCaps)
 	note := jsonrpc.AppendNotification(nil, protocol.MethodNotificationInitialized, nil)
 	if c.http != nil {
 		c.session = r.header.Get("Mcp-Session-Id")
@@ -104,7 +104,7 @@ func (c *checker) checkLegacy(ctx context.Context) {
 	var info struct {
 		Name string `json:"name"`
 	}
-	_ = json.Unmarshal(res["serverInfo"], &info)
+	_ = jsonrpc.Unmarshal(res["serverInfo"], &info)
 	f.Got = "protocolVersion " + rawOf(res["protocolVersion"]) + ", serverInfo " + rawOf(res["serverInfo"])
 	if c.sessionVersion != protocol.Version2025_11_25 && !contains(protocol.LegacyVersions, c.sessionVersion) && c.sessionVersion != "2024-11-05" {
 		f.fail("protocolVersion must be the one asked for (%s) or another legacy version the server supports", protocol.Version2025_11_25)

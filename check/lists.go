@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
 	"github.com/mcpkit/mcpkit/schema"
 	"github.com/mcpkit/mcpkit/transport"
@@ -60,10 +61,10 @@ func (c *checker) fetchPage(ctx context.Context, k listKind, cursor string) (*pa
 	if p.res == nil {
 		return p, fmt.Errorf("%s answers %s", k.method, r.got())
 	}
-	if json.Unmarshal(p.res[k.member], &p.items) != nil || p.res[k.member] == nil {
+	if jsonrpc.Unmarshal(p.res[k.member], &p.items) != nil || p.res[k.member] == nil {
 		return p, fmt.Errorf("%s result has no %s array", k.method, k.member)
 	}
-	_ = json.Unmarshal(p.res["nextCursor"], &p.next)
+	_ = jsonrpc.Unmarshal(p.res["nextCursor"], &p.next)
 	return p, nil
 }
 
@@ -71,7 +72,7 @@ func names(items []json.RawMessage, field string) []string {
 	out := make([]string, len(items))
 	for i, it := range items {
 		var v string
-		_ = json.Unmarshal(jsonMember(it, field), &v)
+		_ = jsonrpc.Unmarshal(jsonMember(it, field), &v)
 		out[i] = v
 	}
 	return out
@@ -79,7 +80,7 @@ func names(items []json.RawMessage, field string) []string {
 
 func jsonMember(obj json.RawMessage, key string) json.RawMessage {
 	var m map[string]json.RawMessage
-	_ = json.Unmarshal(obj, &m)
+	_ = jsonrpc.Unmarshal(obj, &m)
 	return m[key]
 }
 
@@ -185,7 +186,7 @@ func (c *checker) checkList(ctx context.Context, k listKind, ids []string) {
 		c.tools = nil
 		for _, it := range items {
 			var t tool
-			_ = json.Unmarshal(it, &t)
+			_ = jsonrpc.Unmarshal(it, &t)
 			c.tools = append(c.tools, t)
 		}
 		c.toolsListed = true
@@ -322,7 +323,7 @@ func (c *checker) checkResources(ctx context.Context) {
 			f.fail("a listed resource must be readable")
 		default:
 			var contents []json.RawMessage
-			if json.Unmarshal(res["contents"], &contents) != nil || res["contents"] == nil {
+			if jsonrpc.Unmarshal(res["contents"], &contents) != nil || res["contents"] == nil {
 				f.fail("result has no contents array")
 			}
 			checkResultType(f, res)
@@ -346,7 +347,7 @@ func (c *checker) checkResources(ctx context.Context) {
 		var data struct {
 			URI *string `json:"uri"`
 		}
-		_ = json.Unmarshal(r.msg.Error.Data, &data)
+		_ = jsonrpc.Unmarshal(r.msg.Error.Data, &data)
 		if data.URI == nil || *data.URI != unknownURI {
 			f.fail("error data.uri must be %q", unknownURI)
 		}
@@ -369,7 +370,7 @@ func (c *checker) checkCall(ctx context.Context) {
 		return
 	}
 	var args any
-	if err := json.Unmarshal(c.o.CallArgs, &args); err != nil {
+	if err := jsonrpc.Unmarshal(c.o.CallArgs, &args); err != nil {
 		f := c.begin("call.result")
 		f.fail("Options.CallArgs is not JSON: %v", err)
 		c.end(f)
@@ -388,12 +389,12 @@ func (c *checker) checkCall(ctx context.Context) {
 	}
 	var rt string
 	if res != nil {
-		_ = json.Unmarshal(res["resultType"], &rt)
+		_ = jsonrpc.Unmarshal(res["resultType"], &rt)
 		f.Got = "resultType " + rawOf(res["resultType"])
 		switch rt {
 		case string(protocol.ResultComplete):
 			var content []json.RawMessage
-			if json.Unmarshal(res["content"], &content) != nil || res["content"] == nil {
+			if jsonrpc.Unmarshal(res["content"], &content) != nil || res["content"] == nil {
 				f.fail("result has no content array")
 			}
 		case "input_required":

@@ -82,8 +82,11 @@ func (c *cache) put(key string, raw json.RawMessage) {
 // putResult caches a result under the public or the private key, as its
 // cacheScope says.
 func (c *cache) putResult(public, private string, raw json.RawMessage) {
-	scope, _ := jsonrpc.Unquote(jsonrpc.Member(raw, "cacheScope"))
-	if scope == string(protocol.CachePrivate) {
+	var r struct {
+		CacheScope protocol.CacheScope `json:"cacheScope"`
+	}
+	_ = jsonrpc.Unmarshal(raw, &r)
+	if r.CacheScope == protocol.CachePrivate {
 		c.put(private, raw)
 		return
 	}

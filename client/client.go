@@ -79,6 +79,11 @@ type Options struct {
 	DisableCache bool
 	CacheKey     string
 
+	// Middleware wraps every call the client's sessions make and every
+	// message their servers send outside a response (see Middleware), the
+	// first outermost.
+	Middleware []Middleware
+
 	// Logger receives warnings (tools rejected for invalid x-mcp-header
 	// annotations, for instance); the default discards them.
 	Logger *slog.Logger

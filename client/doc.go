@@ -17,4 +17,29 @@
 //	}
 //	defer s.Close()
 //	res, err := s.CallTool(ctx, "echo", map[string]any{"text": "hi"}, nil)
+//
+// Every method of a Session goes through Session.Call, which is public:
+// an extension's methods are called by name with the same era handling,
+// input rounds, retries and cancellation as the built-in ones.
+// CallOptions.Meta adds members (a trace context, an extension's) to the
+// _meta of every round of a call, never replacing the client's own.
+//
+// Options.Middleware wraps, per session, every call (one logical call with
+// all its input rounds: the method, params and extra _meta on the way in,
+// the raw result or error on the way out) and every message the server
+// sends outside a response (notifications, and its requests for input,
+// legacy requests and MRTR input requests alike, with the answer). The
+// innermost call returns a result of a type an extension defines as it
+// came, so that a middleware can turn it into the complete result:
+//
+//	tasks := client.Middleware{Call: func(next client.CallFunc) client.CallFunc {
+//		return func(ctx context.Context, c *client.Call) (json.RawMessage, error) {
+//			c.Meta["traceparent"] = traceparent // every round carries it
+//			res, err := next(ctx, c)
+//			if err == nil && isTask(res) {
+//				return pollToEnd(ctx, next, res) // its own calls through next
+//			}
+//			return res, err
+//		}
+//	}}
 package client

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mcpkit/mcpkit/client"
 	"github.com/mcpkit/mcpkit/conformance/everything"
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -331,4 +332,16 @@ func hasTool(tools []*protocol.Tool, name string) bool {
 		}
 	}
 	return false
+}
+
+// member returns the raw value of an object's member name, or nil.
+func member(obj json.RawMessage, name string) json.RawMessage {
+	var v json.RawMessage
+	_ = jsonrpc.EachMember(obj, func(k []byte, value jsontext.Value) error {
+		if string(k) == name {
+			v = json.RawMessage(value)
+		}
+		return nil
+	})
+	return v
 }

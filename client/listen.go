@@ -6,6 +6,8 @@ import (
 	"errors"
 	"sync"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
 	"github.com/mcpkit/mcpkit/transport"
@@ -101,14 +103,15 @@ func (s *Session) subscriptionOf(m *jsonrpc.Message) *Subscription {
 	if len(m.Params) == 0 || m.Params[0] != '{' {
 		return nil
 	}
-	meta := jsonrpc.Member(m.Params, "_meta")
-	if len(meta) == 0 || meta[0] != '{' {
+	var p struct {
+		Meta struct {
+			ID jsontext.Value `json:"io.modelcontextprotocol/subscriptionId"`
+		} `json:"_meta"`
+	}
+	if jsonrpc.Unmarshal(m.Params, &p) != nil || p.Meta.ID == nil {
 		return nil
 	}
-	id := jsonrpc.Member(meta, protocol.MetaSubscriptionID)
-	if id == nil {
-		return nil
-	}
+	id := p.Meta.ID
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.subs[string(id)]
@@ -139,8 +142,7 @@ func (s *Session) Listen(ctx context.Context, filter protocol.SubscriptionFilter
 		}()
 		resp, err := s.conn.Call(lctx, s.listenCall(id, params), func(m *jsonrpc.Message) {
 			if m.IsNotification() {
-				s.invalidate(m)
-				sub.deliver(m)
+				s.receiveNotification(lctx, Incoming{Method: m.Method, Params: m.Params, from: fromListen, sub: sub})
 			}
 		})
 		sub.mu.Lock()
@@ -169,7 +171,7 @@ func (s *Session) Listen(ctx context.Context, filter protocol.SubscriptionFilter
 
 func (s *Session) listenLegacy(ctx, lctx context.Context, sub *Subscription, filter protocol.SubscriptionFilter) (*Subscription, error) {
 	for _, uri := range filter.ResourceSubscriptions {
-		if err := s.call(ctx, protocol.MethodResourcesSubscribe, map[string]string{"uri": uri}, nil, nil); err != nil {
+		if err := s.Call(ctx, protocol.MethodResourcesSubscribe, map[string]string{"uri": uri}, nil, nil); err != nil {
 			sub.cancel()
 			return nil, err
 		}

@@ -26,7 +26,7 @@ type cursorParams struct {
 // Discover returns the server's server/discover result (modern era).
 func (s *Session) Discover(ctx context.Context) (*protocol.DiscoverResult, error) {
 	var r protocol.DiscoverResult
-	if err := s.call(ctx, protocol.MethodDiscover, nil, &r, nil); err != nil {
+	if err := s.Call(ctx, protocol.MethodDiscover, nil, &r, nil); err != nil {
 		return nil, err
 	}
 	return &r, nil
@@ -120,7 +120,7 @@ func listAll[R any](ctx context.Context, s *Session, method string, o *ListOptio
 	cursor := lo.Cursor
 	for pages := 0; pages < 10000; pages++ {
 		var page R
-		if err := s.call(ctx, method, cursorParams{Cursor: cursor}, &page, &CallOptions{NoCache: lo.NoCache}); err != nil {
+		if err := s.Call(ctx, method, cursorParams{Cursor: cursor}, &page, &CallOptions{NoCache: lo.NoCache}); err != nil {
 			return err
 		}
 		next := add(&page)
@@ -141,7 +141,7 @@ type callToolParams struct {
 // object, or nil).
 func (s *Session) CallTool(ctx context.Context, name string, arguments any, o *CallOptions) (*protocol.CallToolResult, error) {
 	var r protocol.CallToolResult
-	if err := s.call(ctx, protocol.MethodToolsCall, callToolParams{Name: name, Arguments: arguments}, &r, o); err != nil {
+	if err := s.Call(ctx, protocol.MethodToolsCall, callToolParams{Name: name, Arguments: arguments}, &r, o); err != nil {
 		return nil, err
 	}
 	return &r, nil
@@ -150,7 +150,7 @@ func (s *Session) CallTool(ctx context.Context, name string, arguments any, o *C
 // ReadResource reads a resource.
 func (s *Session) ReadResource(ctx context.Context, uri string, o *CallOptions) (*protocol.ReadResourceResult, error) {
 	var r protocol.ReadResourceResult
-	if err := s.call(ctx, protocol.MethodResourcesRead, struct {
+	if err := s.Call(ctx, protocol.MethodResourcesRead, struct {
 		URI string `json:"uri"`
 	}{uri}, &r, o); err != nil {
 		return nil, err
@@ -161,7 +161,7 @@ func (s *Session) ReadResource(ctx context.Context, uri string, o *CallOptions) 
 // GetPrompt gets a prompt with its arguments.
 func (s *Session) GetPrompt(ctx context.Context, name string, arguments map[string]string, o *CallOptions) (*protocol.GetPromptResult, error) {
 	var r protocol.GetPromptResult
-	if err := s.call(ctx, protocol.MethodPromptsGet, struct {
+	if err := s.Call(ctx, protocol.MethodPromptsGet, struct {
 		Name      string            `json:"name"`
 		Arguments map[string]string `json:"arguments,omitempty"`
 	}{name, arguments}, &r, o); err != nil {
@@ -182,7 +182,7 @@ func (s *Session) Complete(ctx context.Context, ref protocol.CompleteReference, 
 		p.Context = &protocol.CompleteContext{Arguments: resolved}
 	}
 	var r protocol.CompleteResult
-	if err := s.call(ctx, protocol.MethodComplete, p, &r, nil); err != nil {
+	if err := s.Call(ctx, protocol.MethodComplete, p, &r, nil); err != nil {
 		return nil, err
 	}
 	return &r.Completion, nil
@@ -190,13 +190,13 @@ func (s *Session) Complete(ctx context.Context, ref protocol.CompleteReference, 
 
 // Ping pings a legacy server (the modern era has no ping).
 func (s *Session) Ping(ctx context.Context) error {
-	return s.call(ctx, protocol.MethodPing, nil, nil, nil)
+	return s.Call(ctx, protocol.MethodPing, nil, nil, nil)
 }
 
 // SetLogLevel sets the session's log level on a legacy server; in the
 // modern era the level travels with each request (Options.LogLevel).
 func (s *Session) SetLogLevel(ctx context.Context, level protocol.LoggingLevel) error {
-	return s.call(ctx, protocol.MethodLoggingSetLevel, map[string]any{"level": level}, nil, nil)
+	return s.Call(ctx, protocol.MethodLoggingSetLevel, map[string]any{"level": level}, nil, nil)
 }
 
 // paramHeaders returns the Mcp-Param-* headers for a tools/call's params.

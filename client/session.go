@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -34,6 +35,11 @@ type Session struct {
 	instructions string
 	supported    []string
 
+	// callChain and inChain are the client's middleware around do and
+	// dispatch; nil without middleware.
+	callChain CallFunc
+	inChain   IncomingFunc
+
 	nextID atomic.Int64
 	ctx    context.Context // ends with the session
 	cancel context.CancelFunc
@@ -56,6 +62,7 @@ func newSession(c *Client, conn transport.ClientConn, key string) *Session {
 		s.cacheNS = "\x01" + strconv.FormatInt(sessionSeq.Add(1), 10)
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.buildChains()
 	conn.Inbound(s.inbound)
 	return s
 }
@@ -285,7 +292,7 @@ func (s *Session) inbound(msg *jsonrpc.Message) {
 	case msg.IsRequest():
 		s.serveRequest(msg)
 	case msg.IsNotification():
-		s.notification(msg)
+		s.receiveNotification(s.ctx, Incoming{Method: msg.Method, Params: msg.Params})
 	}
 }
 
@@ -340,9 +347,13 @@ func (s *Session) serveRequest(msg *jsonrpc.Message) {
 	}()
 }
 
-// answer runs the handler for a server request and encodes the response.
+// answer runs the handler for a server request (through the middleware)
+// and encodes the response.
 func (s *Session) answer(ctx context.Context, msg *jsonrpc.Message) []byte {
-	res, err := s.handleInput(ctx, msg.Method, msg.Params)
+	res, err := s.receiveRequest(ctx, msg.Method, msg.Params)
+	if err == nil {
+		res, err = compactResult(res)
+	}
 	if err != nil {
 		var e *jsonrpc.Error
 		if !errors.As(err, &e) {
@@ -350,10 +361,21 @@ func (s *Session) answer(ctx context.Context, msg *jsonrpc.Message) []byte {
 		}
 		return jsonrpc.AppendError(nil, msg.ID, e)
 	}
-	if msg.Method == protocol.MethodPing {
-		res = json.RawMessage("{}")
-	}
 	return jsonrpc.AppendResult(nil, msg.ID, res)
+}
+
+// compactResult checks an answer to a server request (a middleware may
+// have made it) and returns it on one line, as stdio needs.
+func compactResult(res json.RawMessage) (json.RawMessage, error) {
+	if len(res) == 0 || !json.Valid(res) {
+		return nil, errors.New("client: no valid result for the server's request")
+	}
+	if !bytes.ContainsAny(res, "\r\n") {
+		return res, nil
+	}
+	var buf bytes.Buffer
+	_ = json.Compact(&buf, res)
+	return buf.Bytes(), nil
 }
 
 // handleInput answers one input request (MRTR or legacy request) with the
@@ -403,5 +425,3 @@ func orEmpty(b []byte) []byte {
 	}
 	return b
 }
-
-func idKey(id jsonrpc.ID) string { return string(id.Raw()) }

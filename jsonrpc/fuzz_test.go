@@ -2,13 +2,12 @@ package jsonrpc
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
-	"github.com/mcpkit/mcpkit/internal/jsonvalid"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 var fuzzSeeds = []string{
@@ -25,13 +24,14 @@ var fuzzSeeds = []string{
 	`{"jsonrpc":"2.0","id":1,"method":"a","id":2}`,
 	` {"\u006aSONRPC":"2.0"} `,
 	`{"a\\":{"}":"]"}}`,
+	`{"jsonrpc":"2.0","method":"m","params":{"\u0061":1, "b" : [ "\"" ] ,"c":{"d":null}}}`,
 	`{}`,
 	`{`,
 	``,
 }
 
 // FuzzDecode checks that Decode never panics, that its errors are JSON-RPC
-// errors with the two codes it documents, and that an accepted message,
+// errors with the codes it documents, and that an accepted message,
 // encoded again, decodes to the same kind, method and id.
 func FuzzDecode(f *testing.F) {
 	for _, s := range fuzzSeeds {
@@ -39,29 +39,29 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := Decode(data)
-		if err == nil && (!json.Valid(data) || !utf8.Valid(data)) {
-			t.Fatalf("Decode(%q) accepted what is not JSON text", data)
+		// JSON text, but for repeated names, which jsontext can be told to
+		// allow: what Decode must not answer with a parse error.
+		text := jsontext.Value(data).IsValid(jsontext.AllowDuplicateNames(true))
+		if err == nil && !jsontext.Value(data).IsValid() {
+			t.Fatalf("Decode(%q) accepted what jsontext refuses", data)
 		}
 		if err != nil {
 			var je *Error
-			if !errors.As(err, &je) || (je.Code != CodeParseError && je.Code != CodeInvalidRequest) {
-				t.Fatalf("Decode(%q) error %v is not a parse or invalid-request *Error", data, err)
+			if !errors.As(err, &je) || (je.Code != CodeParseError && je.Code != CodeInvalidRequest && je.Code != CodeInvalidParams) {
+				t.Fatalf("Decode(%q) error %v is not a parse, invalid-request or invalid-params *Error", data, err)
 			}
-			// A parse error is for what is not JSON text: invalid JSON,
-			// invalid UTF-8 (which encoding/json.Valid lets through), or
-			// white space other than JSON's around it. Valid JSON text
-			// that jsonvalid.Check refuses repeats a member name: an
-			// invalid request.
-			text := len(bytes.Trim(data, " \t\r\n")) > 0 && json.Valid(data) && utf8.Valid(data)
 			if (je.Code == CodeParseError) == text {
 				t.Fatalf("Decode(%q) = %v for JSON text %v", data, err, text)
 			}
-			if text && jsonvalid.Check(data) != nil && !strings.Contains(je.Message, "duplicate member") {
-				t.Fatalf("Decode(%q) = %v, jsonvalid.Check says %v", data, err, jsonvalid.Check(data))
+			if text && !jsontext.Value(data).IsValid() && !strings.Contains(je.Message, "duplicate member") {
+				t.Fatalf("Decode(%q) = %v for a repeated name", data, err)
+			}
+			if je.Code == CodeInvalidParams && !strings.HasPrefix(je.Message, "invalid params: duplicate member") {
+				t.Fatalf("Decode(%q) = %v", data, err)
 			}
 			if m != nil && m.ID.IsValid() {
 				var back ID
-				if json.Unmarshal(m.ID.Raw(), &back) != nil || back != m.ID {
+				if back.UnmarshalJSON(m.ID.Raw()) != nil || back != m.ID {
 					t.Fatalf("Decode(%q) returned unreadable id %s", data, m.ID.Raw())
 				}
 			}
@@ -80,7 +80,7 @@ func FuzzDecode(f *testing.F) {
 		default:
 			enc = AppendResult(nil, m.ID, m.Result)
 		}
-		if !json.Valid(enc) {
+		if !jsontext.Value(enc).IsValid() {
 			t.Fatalf("re-encoding of %q is not valid JSON: %s", data, enc)
 		}
 		m2, err := Decode(enc)
@@ -96,81 +96,94 @@ func FuzzDecode(f *testing.F) {
 		if (m.Error == nil) != (m2.Error == nil) || (m.Error != nil && (m.Error.Code != m2.Error.Code || m.Error.Message != m2.Error.Message)) {
 			t.Fatalf("round trip of %q changed the error: %s", data, enc)
 		}
-		// What Decode reads agrees with what Member reads.
-		trimmed := bytes.TrimSpace(data)
-		if got := Member(trimmed, "method"); m.Method != "" {
-			var method string
-			if json.Unmarshal(got, &method) != nil || method != m.Method {
-				t.Fatalf("Decode(%q) method %q, Member reads %s", data, m.Method, got)
+		// The members Decode kept are those EachMember reads in Params.
+		if jsontext.Value(m.Params).Kind() == '{' {
+			var kept, read []string
+			if err := m.EachParam(func(k []byte, v jsontext.Value) error {
+				kept = append(kept, string(k), string(v))
+				return nil
+			}); err != nil {
+				t.Fatalf("Decode(%q): EachParam: %v", data, err)
+			}
+			if err := EachMember(m.Params, func(k []byte, v jsontext.Value) error {
+				read = append(read, string(k), string(v))
+				return nil
+			}); err != nil || !slices.Equal(kept, read) {
+				t.Fatalf("Decode(%q): EachParam %q, EachMember %q (%v)", data, kept, read, err)
 			}
 		}
-		if m.ID.IsValid() {
-			if got := Member(trimmed, "id"); string(got) != string(m.ID.Raw()) {
-				t.Fatalf("Decode(%q) id %s, Member reads %s", data, m.ID.Raw(), got)
-			}
+		// What Decode reads agrees with what Unmarshal reads.
+		var typed struct {
+			Method *string        `json:"method"`
+			ID     jsontext.Value `json:"id"`
+			Params jsontext.Value `json:"params"`
+		}
+		if err := Unmarshal(data, &typed); err != nil {
+			t.Fatalf("Decode(%q) accepted, Unmarshal says %v", data, err)
+		}
+		if m.Method != "" && (typed.Method == nil || *typed.Method != m.Method) {
+			t.Fatalf("Decode(%q) method %q, Unmarshal reads %v", data, m.Method, typed.Method)
+		}
+		if m.ID.IsValid() && string(typed.ID) != string(m.ID.Raw()) {
+			t.Fatalf("Decode(%q) id %s, Unmarshal reads %s", data, m.ID.Raw(), typed.ID)
+		}
+		if !bytes.Equal(typed.Params, m.Params) {
+			t.Fatalf("Decode(%q) params %s, Unmarshal reads %s", data, m.Params, typed.Params)
 		}
 	})
 }
 
-// FuzzMembers checks that Members never panics and, on a valid JSON object,
-// reports the same top-level keys and values as encoding/json's map decoding
-// (for a duplicate key, encoding/json keeps the last value).
-func FuzzMembers(f *testing.F) {
+// FuzzEachMember checks that EachMember never panics, refuses what
+// jsontext refuses and any value but an object, and on an object reports
+// the same members, in order, as jsontext's tokens.
+func FuzzEachMember(f *testing.F) {
 	for _, s := range fuzzSeeds {
 		f.Add([]byte(s))
 	}
 	f.Add([]byte(`{"a":1,"a":2," b ":[{"c":"\\"}],"\u00e9":"\ud83d\ude00"}`))
 	f.Add([]byte("{\n\t\"k\" : [ ] ,\r\n \"v\" : { } }"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		count := 0
-		last := map[string][]byte{}
-		err := Members(data, func(k string, v []byte) bool {
-			count++
-			last[k] = v
-			return true
+		type member struct{ name, value string }
+		var got []member
+		err := EachMember(data, func(k []byte, v jsontext.Value) error {
+			got = append(got, member{string(k), string(v)})
+			return nil
 		})
-		_ = Member(data, "_meta")
 		// Stopping early must not panic either.
-		_ = Members(data, func(string, []byte) bool { return false })
-		if !json.Valid(data) {
-			return
+		stop := errors.New("stop")
+		if err := EachMember(data, func([]byte, jsontext.Value) error { return stop }); err != stop && err == nil && len(got) > 0 {
+			t.Fatalf("EachMember(%q) did not return fn's error", data)
 		}
-		var want map[string]json.RawMessage
-		if json.Unmarshal(data, &want) != nil {
-			if err == nil {
-				t.Fatalf("Members(%q) accepted a valid non-object", data)
-			}
-			return
-		}
-		if want == nil {
-			// The JSON null literal decodes to a nil map.
-			if err == nil {
-				t.Fatalf("Members(%q) accepted null", data)
+		valid := jsontext.Value(data).IsValid()
+		if !valid || jsontext.Value(data).Kind() != '{' {
+			var se *SyntaxError
+			if !errors.As(err, &se) {
+				t.Fatalf("EachMember(%q) = %v, want a *SyntaxError", data, err)
 			}
 			return
 		}
 		if err != nil {
-			t.Fatalf("Members(%q) = %v on a valid object", data, err)
+			t.Fatalf("EachMember(%q) = %v on a valid object", data, err)
 		}
-		if !utf8.Valid(data) {
-			// encoding/json replaces invalid UTF-8 in keys with U+FFFD;
-			// Members hands back the key bytes as they are.
-			return
+		var want []member
+		d := jsontext.NewDecoder(bytes.NewReader(data))
+		if _, err := d.ReadToken(); err != nil {
+			t.Fatal(err)
 		}
-		if len(last) != len(want) {
-			t.Fatalf("Members(%q) saw keys %d, encoding/json %d", data, len(last), len(want))
-		}
-		for k, v := range want {
-			got, ok := last[k]
-			if !ok {
-				t.Fatalf("Members(%q) missed key %q", data, k)
+		for d.PeekKind() != '}' {
+			name, err := d.ReadToken()
+			if err != nil {
+				t.Fatal(err)
 			}
-			if !bytes.Equal(got, v) {
-				t.Fatalf("Members(%q)[%q] = %s, encoding/json %s", data, k, got, v)
+			k := name.String()
+			v, err := d.ReadValue()
+			if err != nil {
+				t.Fatal(err)
 			}
+			want = append(want, member{k, string(v)})
 		}
-		if count < len(want) {
-			t.Fatalf("Members(%q) called fn %d times for %d keys", data, count, len(want))
+		if !slices.Equal(got, want) {
+			t.Fatalf("EachMember(%q) = %q, jsontext %q", data, got, want)
 		}
 	})
 }

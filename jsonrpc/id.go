@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // ID is a JSON-RPC request id: a string or an integer. The zero ID is absent.
@@ -33,8 +35,7 @@ func (id ID) IsString() bool { return id.raw != "" && id.raw[0] == '"' }
 // form for a number, and "" when absent.
 func (id ID) String() string {
 	if id.IsString() {
-		var s string
-		if json.Unmarshal([]byte(id.raw), &s) == nil {
+		if s, ok := StringValue([]byte(id.raw)); ok {
 			return s
 		}
 	}
@@ -65,21 +66,19 @@ var errBadID = errors.New("id must be a string or an integer")
 // any other JSON value is an error.
 func (id *ID) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
-	if len(b) == 0 {
+	if !jsontext.Value(b).IsValid() {
 		return errBadID
 	}
+	return id.set(b)
+}
+
+// set keeps the valid JSON value b as the id, if it is one.
+func (id *ID) set(b []byte) error {
 	switch b[0] {
 	case 'n':
-		if string(b) != "null" {
-			return errBadID
-		}
 		id.raw = ""
 		return nil
 	case '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return errBadID
-		}
 		id.raw = string(b)
 		return nil
 	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
-	"unicode/utf8"
+	"strings"
 
-	"github.com/mcpkit/mcpkit/internal/jsonvalid"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Version is the only JSON-RPC version this package speaks.
@@ -21,6 +21,54 @@ type Message struct {
 	Params json.RawMessage // object or array; nil when absent
 	Result json.RawMessage // responses only
 	Error  *Error          // error responses only
+
+	// split is where Decode found the params object it split into
+	// spans (nspans of them): EachParam reads the spans instead of Params
+	// while Params is still that object.
+	split  *byte
+	nsplit int
+	nspans uint8
+	spans  [maxSpans]span
+}
+
+// maxSpans is how many members of a params object Decode keeps the place
+// of; params with more are read again by EachParam.
+const maxSpans = 6
+
+// A span locates a member of an object in its text: the name between its
+// quotes (escaped when it has escapes) and the value.
+type span struct {
+	nameStart, nameEnd, valueStart, valueEnd int32
+	escaped                                  bool
+}
+
+// EachParam calls fn with the name and value of each member of the params
+// object, in order, and returns the first error fn returns; absent params
+// have none. For the Params of a message from Decode, which split them as
+// it checked them, it reads nothing again; otherwise it reads Params with
+// EachMember, under the same policy (params that are not an object are a
+// *SyntaxError). name and value alias Params (but for a name with
+// escapes) and must not be modified.
+func (m *Message) EachParam(fn func(name []byte, value jsontext.Value) error) error {
+	if len(m.Params) == 0 {
+		return nil
+	}
+	if m.nspans == 0 || m.nsplit != len(m.Params) || m.split != &m.Params[0] {
+		return EachMember(m.Params, fn)
+	}
+	for _, sp := range m.spans[:m.nspans] {
+		name := []byte(m.Params[sp.nameStart:sp.nameEnd])
+		if sp.escaped {
+			var err error
+			if name, err = jsontext.AppendUnquote(nil, m.Params[sp.nameStart-1:sp.nameEnd+1]); err != nil {
+				return syntaxError(err)
+			}
+		}
+		if err := fn(name, jsontext.Value(m.Params[sp.valueStart:sp.valueEnd])); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // IsRequest reports whether m is a request that expects a response.
@@ -39,42 +87,83 @@ func IsBatch(data []byte) bool {
 	return len(data) > 0 && data[0] == '['
 }
 
-// Decode decodes exactly one JSON-RPC message. Input that is not JSON
-// text is a *Error with CodeParseError: malformed JSON, and invalid UTF-8
-// in a string (refused, not read with replacement characters). Valid JSON
+// Decode decodes exactly one JSON-RPC message, reading data once (with
+// jsontext, under the policy of Unmarshal). Input that is not JSON text is
+// a *Error with CodeParseError: malformed JSON, and invalid UTF-8 in a
+// string (refused, not read with replacement characters). Valid JSON
 // that is not a JSON-RPC 2.0 message (including a batch array) is a
 // *Error with CodeInvalidRequest, and so is a message in which an object
 // outside the params repeats a member name, as in "invalid request:
 // duplicate member \"x\""; a repeated name at any depth of the params is
 // a *Error with CodeInvalidParams ("invalid params: duplicate member
-// \"x\" at offset 42"). In short, Decode accepts
-// what Unmarshal accepts. When the message's id could be read it is
-// returned in the Message even on error, so the caller can answer with
-// it.
+// \"x\""). In short, Decode accepts what Unmarshal accepts, and the
+// Params it returns need no further checking. When the message's id
+// could be read it is returned in the Message even on error, so the
+// caller can answer with it.
 //
 // Member names are matched exactly: besides repeated names, a name
 // differing from a JSON-RPC name only in case is rejected, so that every
-// reader of the message (a proxy, Member, the server) sees the same
-// members. The Message does not alias data.
+// reader of the message (a proxy, the server) sees the same members. The
+// Message does not alias data.
 func Decode(data []byte) (*Message, error) {
-	trimmed := bytes.Trim(data, " \t\r\n")
+	trimmed := trimSpace(data)
 	if len(trimmed) == 0 {
 		return nil, NewError(CodeParseError, "parse error: empty message", nil)
 	}
-	if err := jsonvalid.Check(data); err != nil {
-		return refused(data, trimmed, err.(*jsonvalid.Error))
-	}
-	if trimmed[0] != '{' {
-		if trimmed[0] == '[' {
+	// One copy, which every raw member of the Message slices into.
+	buf := append([]byte(nil), trimmed...)
+	d := newByteDecoder(buf)
+	defer d.release()
+	if buf[0] != '{' {
+		if _, err := d.ReadValue(); err != nil {
+			return refused(buf, err)
+		}
+		if err := d.atEOF(); err != nil {
+			return refused(buf, err)
+		}
+		if buf[0] == '[' {
 			return nil, NewError(CodeInvalidRequest, "invalid request: batches are not supported", nil)
 		}
 		return nil, NewError(CodeInvalidRequest, "invalid request: a message must be a JSON object", nil)
 	}
-	// One copy, which every raw member of the Message slices into.
-	buf := append([]byte(nil), trimmed...)
-	var members [len(wireNames)][]byte
-	if err := splitMembers(buf, &members); err != nil {
-		return nil, err
+	var members [len(wireNames)]jsontext.Value
+	var spans [maxSpans]span
+	nspans := 0
+	var caseErr *Error
+	if _, err := d.ReadToken(); err != nil {
+		return refused(buf, err)
+	}
+	for d.PeekKind() != '}' {
+		name, err := d.readName()
+		if err != nil {
+			return refused(buf, err)
+		}
+		var value jsontext.Value
+		if string(name) == "params" && d.PeekKind() == '{' {
+			// Read member by member, so that EachParam need not read
+			// them again.
+			value, nspans, err = d.readObject(buf, &spans)
+		} else {
+			value, err = d.ReadValue()
+		}
+		if err != nil {
+			return refused(buf, err)
+		}
+		if i := wireIndex(name); i >= 0 {
+			members[i] = value
+		} else if caseErr == nil && foldsToWireName(name) {
+			// encoding/json would let such a member replace the real one.
+			caseErr = NewError(CodeInvalidRequest, "invalid request: member names are case-sensitive: "+quoteJSON(string(name)), nil)
+		}
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return refused(buf, err)
+	}
+	if err := d.atEOF(); err != nil {
+		return refused(buf, err)
+	}
+	if caseErr != nil {
+		return nil, caseErr
 	}
 	rawVersion, rawID, rawMethod := members[0], members[1], members[2]
 	params, result, rawError := members[3], members[4], members[5]
@@ -84,15 +173,17 @@ func Decode(data []byte) (*Message, error) {
 	if rawID != nil {
 		if string(rawID) == "null" {
 			idNull = true
-		} else if err := m.ID.UnmarshalJSON(rawID); err != nil {
+		} else if err := m.ID.set(rawID); err != nil {
 			return m, NewError(CodeInvalidRequest, "invalid request: "+err.Error(), nil)
 		}
 	}
-	if v, ok := unquote(rawVersion); !ok || v != Version {
-		return m, NewError(CodeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`, nil)
+	if string(rawVersion) != `"2.0"` {
+		if v, ok := StringValue(rawVersion); !ok || v != Version {
+			return m, NewError(CodeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`, nil)
+		}
 	}
 	if rawMethod != nil {
-		method, ok := unquote(rawMethod)
+		method, ok := StringValue(rawMethod)
 		switch {
 		case !ok:
 			return m, NewError(CodeInvalidRequest, "invalid request: method must be a string", nil)
@@ -104,10 +195,13 @@ func Decode(data []byte) (*Message, error) {
 			return m, NewError(CodeInvalidRequest, "invalid request: a request must not carry result or error", nil)
 		}
 		if params != nil {
-			if c := params[0]; c != '{' && c != '[' {
+			if k := params.Kind(); k != '{' && k != '[' {
 				return m, NewError(CodeInvalidRequest, "invalid request: params must be an object or an array", nil)
 			}
-			m.Params = params
+			m.Params = json.RawMessage(params)
+			if params.Kind() == '{' && nspans > 0 {
+				m.split, m.nsplit, m.nspans, m.spans = &m.Params[0], len(m.Params), uint8(nspans), spans
+			}
 		}
 		m.Method = method
 		return m, nil
@@ -120,10 +214,10 @@ func Decode(data []byte) (*Message, error) {
 		if !m.ID.IsValid() {
 			return m, NewError(CodeInvalidRequest, "invalid response: a result needs an id", nil)
 		}
-		m.Result = result
+		m.Result = json.RawMessage(result)
 	case rawError != nil:
 		var e Error
-		if rawError[0] != '{' {
+		if rawError.Kind() != '{' {
 			return m, NewError(CodeInvalidRequest, "invalid response: error must be an object", nil)
 		}
 		if err := Unmarshal(rawError, &e); err != nil {
@@ -136,115 +230,107 @@ func Decode(data []byte) (*Message, error) {
 	return m, nil
 }
 
-// refused returns the error for data that jsonvalid.Check refused with e.
-// Input that is not JSON text is a parse error. Input that is, but
-// repeats a member name (JSON allows repeated names; mcpkit does not
-// accept them), is answered with the message's id when its one "id"
-// member is valid: as invalid params when the repeated name is inside the
-// params, as an invalid request otherwise.
-func refused(data, trimmed []byte, e *jsonvalid.Error) (*Message, error) {
+// lax reads JSON that may repeat names or hold invalid UTF-8, to tell why
+// a message was refused.
+var (
+	laxNames = jsontext.AllowDuplicateNames(true)
+	laxUTF8  = jsontext.AllowInvalidUTF8(true)
+)
+
+// refused returns the error for buf (the trimmed message), which Decode
+// stopped reading with err. Input that is not JSON text is a parse error.
+// Input that is, but repeats a member name (JSON allows repeated names;
+// mcpkit does not accept them), is answered with the message's id when
+// its one "id" member is valid: as invalid params when the repeated name
+// is inside the params, as an invalid request otherwise.
+func refused(buf []byte, err error) (*Message, error) {
+	se, _ := syntaxError(err).(*SyntaxError)
 	switch {
-	case !jsonvalid.Valid(data):
+	case se == nil || !jsontext.Value(buf).IsValid(laxNames, laxUTF8):
 		return nil, NewError(CodeParseError, "parse error: invalid JSON", nil)
-	case !e.Duplicate, !utf8.Valid(data):
+	case !se.Duplicate || !jsontext.Value(buf).IsValid(laxNames):
 		// JSON text is UTF-8 (RFC 8259): a string with invalid bytes is
 		// refused, not read with replacement characters.
 		return nil, NewError(CodeParseError, "parse error: invalid UTF-8", nil)
 	}
 	var m *Message
-	inParams := false
-	if trimmed[0] == '{' {
-		var rawID []byte
-		ids := 0
-		_ = RawMembers(trimmed, func(key, value []byte) bool {
-			switch string(key) {
-			case "id":
-				rawID = value
-				ids++
-			case "params":
-				// value lies within data: its offset there is where
-				// their capacities differ.
-				start := cap(data) - cap(value)
-				inParams = inParams || (e.Offset >= start && e.Offset < start+len(value))
-			}
-			return true
-		})
-		var id ID
-		if ids == 1 && id.UnmarshalJSON(rawID) == nil {
+	if buf[0] == '{' {
+		if id, ok := onlyID(buf); ok {
 			m = &Message{ID: id}
 		}
 	}
-	if inParams {
-		return m, NewError(CodeInvalidParams, "invalid params: "+e.Msg, nil)
+	if strings.HasPrefix(se.Pointer, "/params/") {
+		return m, NewError(CodeInvalidParams, "invalid params: "+se.Msg, nil)
 	}
-	return m, NewError(CodeInvalidRequest, "invalid request: "+e.Msg, nil)
+	return m, NewError(CodeInvalidRequest, "invalid request: "+se.Msg, nil)
 }
 
-// wireNames are the members of a JSON-RPC message, in the order
-// splitMembers stores them.
-var wireNames = [...]string{"jsonrpc", "id", "method", "params", "result", "error"}
-
-// splitMembers stores the raw value of each JSON-RPC member of obj (valid
-// JSON) and rejects names that differ from one only in case: encoding/json
-// would let such a member silently replace the real one. It rejects a
-// repeated name too, though Decode has refused those already.
-func splitMembers(obj []byte, out *[len(wireNames)][]byte) error {
-	var bad *Error
-	err := RawMembers(obj, func(key, value []byte) bool {
-		for i, name := range wireNames {
-			switch {
-			case string(key) == name && out[i] != nil:
-				bad = NewError(CodeInvalidRequest, "invalid request: duplicate member "+quoteJSON(name), nil)
-				return false
-			case string(key) == name:
-				out[i] = value
-				return true
-			case bytes.EqualFold(key, []byte(name)):
-				bad = NewError(CodeInvalidRequest, "invalid request: member names are case-sensitive: "+quoteJSON(string(key)), nil)
-				return false
+// onlyID returns the id of obj, a JSON object that may repeat names, when
+// it has exactly one "id" member and that member is a valid id.
+func onlyID(obj []byte) (ID, bool) {
+	d := newByteDecoder(obj, laxNames)
+	defer d.release()
+	var id ID
+	ids := 0
+	if _, err := d.ReadToken(); err != nil {
+		return id, false
+	}
+	for d.PeekKind() != '}' {
+		name, err := d.readName()
+		if err != nil {
+			return id, false
+		}
+		value, err := d.ReadValue()
+		if err != nil {
+			return id, false
+		}
+		if string(name) == "id" {
+			ids++
+			if id.set(value) != nil {
+				return id, false
 			}
 		}
-		return true
-	})
-	if bad != nil {
-		return bad
 	}
-	if err != nil {
-		return NewError(CodeInvalidRequest, "invalid request: malformed object", nil)
-	}
-	return nil
+	return id, ids == 1 && id.IsValid()
 }
 
-// unquote returns the value of a raw JSON string; ok is false when raw is
-// not a string.
-func unquote(raw []byte) (string, bool) {
-	if len(raw) < 2 || raw[0] != '"' {
-		return "", false
+// wireNames are the members of a JSON-RPC message, in the order Decode
+// keeps them.
+var wireNames = [...]string{"jsonrpc", "id", "method", "params", "result", "error"}
+
+func wireIndex(name []byte) int {
+	for i, w := range wireNames {
+		if string(name) == w {
+			return i
+		}
 	}
-	inner := raw[1 : len(raw)-1]
-	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
-		return string(inner), true
-	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return "", false
-	}
-	return s, true
+	return -1
 }
 
-// Unquote returns the value of a raw JSON string value, as found by
-// Member; ok is false when raw is not a JSON string.
-func Unquote(raw []byte) (string, bool) { return unquote(raw) }
+// foldsToWireName reports whether name is a JSON-RPC name in another case.
+func foldsToWireName(name []byte) bool {
+	for _, w := range wireNames {
+		if len(name) == len(w) && bytes.EqualFold(name, []byte(w)) {
+			return true
+		}
+	}
+	return false
+}
+
+// trimSpace returns b without JSON white space around it.
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && isSpace(b[0]) {
+		b = b[1:]
+	}
+	for len(b) > 0 && isSpace(b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 func quoteJSON(s string) string { return string(appendString(nil, s)) }
-
-func firstByte(b []byte) byte {
-	b = bytes.TrimLeft(b, " \t\r\n")
-	if len(b) == 0 {
-		return 0
-	}
-	return b[0]
-}
 
 // AppendRequest appends the encoding of a request (or, with an absent id, a
 // notification) to dst. params must be a JSON object or nil.

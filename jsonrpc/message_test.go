@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 type kind int
@@ -107,6 +109,11 @@ func TestDecode(t *testing.T) {
 		{name: "duplicate in error data", in: `{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m","data":{"k":1,"k":1}}}`, code: CodeInvalidRequest, id: `1`},
 		{name: "duplicate in error", in: `{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m","code":2}}`, code: CodeInvalidRequest, id: `1`},
 		{name: "duplicate in a batch", in: `[{"jsonrpc":"2.0","id":1,"method":"m","id":2}]`, code: CodeInvalidRequest},
+		{name: "duplicate params member", in: `{"jsonrpc":"2.0","id":3,"method":"m","params":{"a":1},"params":{"a":2}}`, code: CodeInvalidRequest, id: `3`},
+		{name: "duplicate params member, id after", in: `{"jsonrpc":"2.0","method":"m","params":{},"params":{},"id":4}`, code: CodeInvalidRequest, id: `4`},
+		{name: "duplicate in params, id after", in: `{"jsonrpc":"2.0","method":"m","params":{"a":{"b":1,"b":2}},"id":5}`, code: CodeInvalidParams, id: `5`},
+		{name: "duplicate member named params", in: `{"jsonrpc":"2.0","id":6,"method":"m","error":{"params":1,"params":2}}`, code: CodeInvalidRequest, id: `6`},
+		{name: "escaped lone surrogate", in: `{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":"\ud800"}}`, code: CodeParseError},
 		{name: "duplicate then malformed", in: `{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1,"a":1},}`, code: CodeParseError},
 		{name: "duplicate then invalid UTF-8", in: "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"a\":1,\"a\":\"\xff\"}}", code: CodeParseError},
 		{name: "same name in sibling objects", in: `{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":{"x":1},"b":{"x":1},"x":[{"x":1},{"x":2}]}}`, kind: kindRequest, id: `1`, method: "m", params: `{"a":{"x":1},"b":{"x":1},"x":[{"x":1},{"x":2}]}`},
@@ -313,6 +320,62 @@ func TestDecodeOnlyJSONText(t *testing.T) {
 		var je *Error
 		if !errors.As(err, &je) || je.Code != CodeParseError {
 			t.Errorf("Decode(%q) = %v, want a parse error", bad, err)
+		}
+	}
+}
+
+// TestEachParam: the params of a decoded message are read from what
+// Decode split; a message whose Params were replaced (or built by hand)
+// is read from its Params, under the same policy.
+func TestEachParam(t *testing.T) {
+	collect := func(m *Message) (string, error) {
+		var b strings.Builder
+		err := m.EachParam(func(name []byte, value jsontext.Value) error {
+			b.WriteString(string(name) + "=" + string(value) + ";")
+			return nil
+		})
+		return b.String(), err
+	}
+	m, err := Decode([]byte(`{"jsonrpc":"2.0","id":1,"method":"m","params": { "a" : [1, {"b":2}] , "\u0063":"x" } }`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := collect(m); err != nil || got != `a=[1, {"b":2}];c="x";` {
+		t.Errorf("decoded: %q %v", got, err)
+	}
+	if m.nspans != 2 {
+		t.Errorf("Decode split %d members", m.nspans)
+	}
+	copied := *m
+	copied.Params = []byte(`{"z":1}`)
+	if got, err := collect(&copied); err != nil || got != `z=1;` {
+		t.Errorf("replaced params: %q %v", got, err)
+	}
+	copied.Params = m.Params[:len(m.Params)-1] // same start, another length
+	if _, err := collect(&copied); err == nil {
+		t.Error("a truncated params object was read")
+	}
+	built := &Message{Method: "m", Params: []byte(`{"a":1,"a":2}`)}
+	var se *SyntaxError
+	if _, err := collect(built); !errors.As(err, &se) || !se.Duplicate {
+		t.Errorf("built with a repeated name: %v", err)
+	}
+	// More members than Decode keeps the place of: read again.
+	many, err := Decode([]byte(`{"jsonrpc":"2.0","method":"m","params":{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := collect(many); err != nil || got != "a=1;b=2;c=3;d=4;e=5;f=6;g=7;" || many.nspans != 0 {
+		t.Errorf("seven members: %q %v (%d kept)", got, err, many.nspans)
+	}
+	for _, in := range []string{`{"jsonrpc":"2.0","method":"m"}`, `{"jsonrpc":"2.0","method":"m","params":[1]}`, `{"jsonrpc":"2.0","method":"m","params":{}}`} {
+		m, err := Decode([]byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := collect(m)
+		if strings.Contains(in, "[") != (err != nil) || got != "" {
+			t.Errorf("%s: %q %v", in, got, err)
 		}
 	}
 }

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 type callParams struct {
@@ -25,11 +28,18 @@ func (r *rawKeeper) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// unmarshalTargets returns fresh pointers to values of several kinds.
-func unmarshalTargets() []any {
-	return []any{new(callParams), new(any), new(map[string]any), new(map[string]json.RawMessage), new(json.RawMessage), new(rawKeeper), new([]callParams)}
+// unmarshalTargets returns fresh pointers to values of several kinds that
+// a JSON object (or, with array set, an array) fits.
+func unmarshalTargets(array bool) []any {
+	if array {
+		return []any{new(any), new(json.RawMessage), new(jsontext.Value), new(rawKeeper), new([]callParams)}
+	}
+	return []any{new(callParams), new(any), new(map[string]any), new(map[string]json.RawMessage), new(json.RawMessage), new(jsontext.Value), new(rawKeeper)}
 }
 
+// TestUnmarshalRefuses: what is not JSON text, or repeats a name, is a
+// *SyntaxError saying where, whatever the Go type (of the shape the
+// document has: another shape is a type error before the rest is read).
 func TestUnmarshalRefuses(t *testing.T) {
 	for _, c := range []struct {
 		in     string
@@ -46,22 +56,21 @@ func TestUnmarshalRefuses(t *testing.T) {
 		{`{"name":"a"`, false, "", 11},
 		{"\xef\xbb\xbf{}", false, "", 0},
 		{`{"name":"a"} {}`, false, "", 13},
+		{`{"name":"\ud800"}`, false, "", 9},
 	} {
-		for _, v := range unmarshalTargets() {
-			zero := reflect.New(reflect.TypeOf(v).Elem()).Interface()
+		for _, v := range unmarshalTargets(strings.HasPrefix(c.in, "[")) {
 			err := Unmarshal([]byte(c.in), v)
 			var se *SyntaxError
 			if !errors.As(err, &se) || se.Duplicate != c.dup || se.Member != c.member || se.Offset != c.offset {
 				t.Errorf("Unmarshal(%s, %T) = %v (%+v), want duplicate %v %q at %d", c.in, v, err, se, c.dup, c.member, c.offset)
-				continue
-			}
-			if !reflect.DeepEqual(v, zero) {
-				t.Errorf("Unmarshal(%s, %T) changed the value: %+v", c.in, v, v)
 			}
 		}
 	}
 	if err := Unmarshal([]byte(`{"a":1,"a":2}`), new(any)); err == nil || err.Error() != `jsonrpc: duplicate member "a" at offset 7` {
 		t.Errorf("message: %v", err)
+	}
+	if err := Unmarshal([]byte(`{"a":{"b":1,"b":2}}`), new(any)); err == nil || err.(*SyntaxError).Pointer != "/a/b" {
+		t.Errorf("pointer: %#v", err)
 	}
 }
 
@@ -113,9 +122,14 @@ func TestUnmarshalSemantics(t *testing.T) {
 	if err := Unmarshal([]byte(`{"k" : [1]}`), &r); err != nil || r.raw != `{"k" : [1]}` {
 		t.Errorf("Unmarshaler: %q %v", r.raw, err)
 	}
-	var ute *json.UnmarshalTypeError
-	if err := Unmarshal([]byte(`{"name":1,"arguments":{"a":1}}`), &p); !errors.As(err, &ute) || ute.Field != "name" || p.Arguments["a"] != 1.0 {
+	var se *jsonv2.SemanticError
+	if err := Unmarshal([]byte(`{"name":1,"arguments":{"a":1}}`), &p); !errors.As(err, &se) || se.JSONPointer != "/name" {
 		t.Errorf("type error: %v %+v", err, p)
+	}
+	// null is the zero value, for any Go type.
+	p = callParams{Name: "x"}
+	if err := Unmarshal([]byte(`{"name":null}`), &p); err != nil || p.Name != "" {
+		t.Errorf("null: %v %+v", err, p)
 	}
 	var ie *json.InvalidUnmarshalError
 	for _, v := range []any{nil, callParams{}, (*callParams)(nil), 3} {
@@ -160,5 +174,35 @@ func BenchmarkUnmarshal(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestUnmarshalNumber: an encoding/json Number takes a JSON number and
+// keeps its text, as encoding/json reads it; nothing else.
+func TestUnmarshalNumber(t *testing.T) {
+	var v struct {
+		N json.Number   `json:"n"`
+		L []json.Number `json:"l"`
+	}
+	if err := Unmarshal([]byte(`{"n":9007199254740993,"l":[1.50,-0e1,null]}`), &v); err != nil || v.N != "9007199254740993" || !reflect.DeepEqual(v.L, []json.Number{"1.50", "-0e1", ""}) {
+		t.Errorf("%v %+v", err, v)
+	}
+	// Behind an interface, a pointer, a map, an array.
+	type inner struct {
+		N json.Number `json:"n"`
+	}
+	var held any = &inner{}
+	var viaMap map[string][1]*inner
+	if err := Unmarshal([]byte(`{"n":1e2}`), &held); err != nil || held.(*inner).N != "1e2" {
+		t.Errorf("behind an interface: %v %+v", err, held)
+	}
+	if err := Unmarshal([]byte(`{"k":[{"n":-3}]}`), &viaMap); err != nil || viaMap["k"][0].N != "-3" {
+		t.Errorf("behind a map: %v %+v", err, viaMap)
+	}
+	for _, in := range []string{`{"n":"1"}`, `{"n":true}`, `{"n":[1]}`, `{"n":{}}`} {
+		var se *jsonv2.SemanticError
+		if err := Unmarshal([]byte(in), &v); !errors.As(err, &se) {
+			t.Errorf("Unmarshal(%s) = %v, want a type error", in, err)
+		}
 	}
 }

@@ -201,11 +201,12 @@ func sseResponse(body []byte, id int64) ([]byte, error) {
 	event := func() []byte {
 		msg := data
 		data = nil
-		if len(msg) == 0 || jsonrpc.Member(msg, "method") != nil {
+		m, err := jsonrpc.Decode(msg)
+		if len(msg) == 0 || (err == nil && m.Method != "") {
 			return nil // a notification or a request of the server
 		}
 		last = msg
-		if string(jsonrpc.Member(msg, "id")) == fmt.Sprint(id) {
+		if m != nil && string(m.ID.Raw()) == fmt.Sprint(id) {
 			return msg
 		}
 		return nil

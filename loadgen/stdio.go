@@ -3,7 +3,6 @@ package loadgen
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -214,23 +213,24 @@ func (d *stdioDriver) read() {
 
 // deliver hands a line from the server to the request it answers.
 func (d *stdioDriver) deliver(line []byte) {
-	if !json.Valid(line) {
+	m, err := jsonrpc.Decode(line)
+	if err != nil {
 		d.mu.Lock()
-		d.stray.add(0, mismatch("not JSON: %.80q", line))
+		d.stray.add(0, mismatch("not a JSON-RPC message (%v): %.80q", err, line))
 		d.mu.Unlock()
 		return
 	}
-	if jsonrpc.Member(line, "method") != nil {
+	if m.Method != "" {
 		return // a notification or a request of the server
 	}
-	id, err := strconv.ParseInt(string(jsonrpc.Member(line, "id")), 10, 64)
+	id, err := strconv.ParseInt(string(m.ID.Raw()), 10, 64)
 	d.mu.Lock()
 	p := d.pending[id]
 	if err == nil && p != nil {
 		delete(d.pending, id)
 	}
 	if err != nil || p == nil {
-		d.stray.add(0, mismatch("response to no request in flight: id %s", jsonrpc.Member(line, "id")))
+		d.stray.add(0, mismatch("response to no request in flight: id %s", m.ID.Raw()))
 		d.mu.Unlock()
 		return
 	}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
 )
@@ -73,28 +75,31 @@ func (v *verifier) appendRequest(dst []byte, id int64, modern bool) []byte {
 // check verifies the response to the request with id.
 func (v *verifier) check(resp []byte, id int64) error {
 	resp = bytes.TrimSpace(resp)
-	if !json.Valid(resp) || len(resp) == 0 || resp[0] != '{' {
-		return mismatch("response is not a JSON object: %.80q", resp)
+	m, err := jsonrpc.Decode(resp)
+	if err != nil {
+		return mismatch("response is not a JSON-RPC message (%v): %.80q", err, resp)
 	}
 	var want [20]byte
-	if got := jsonrpc.Member(resp, "id"); !bytes.Equal(got, strconv.AppendInt(want[:0], id, 10)) {
+	if got := m.ID.Raw(); !bytes.Equal(got, strconv.AppendInt(want[:0], id, 10)) {
 		return mismatch("response id %s, want %d", got, id)
 	}
-	if e := jsonrpc.Member(resp, "error"); e != nil {
-		return fmt.Errorf("error response: %s", e)
+	if m.Error != nil {
+		return fmt.Errorf("error response: %v", m.Error)
 	}
-	result := jsonrpc.Member(resp, "result")
-	if result == nil || result[0] != '{' {
+	var result struct {
+		IsError bool           `json:"isError"`
+		Content jsontext.Value `json:"content"`
+	}
+	if jsontext.Value(m.Result).Kind() != '{' || jsonrpc.Unmarshal(m.Result, &result) != nil {
 		return mismatch("response has no result object")
 	}
-	if ie := jsonrpc.Member(result, "isError"); string(ie) == "true" {
-		return errors.New("tool error: " + string(jsonrpc.Member(result, "content")))
+	if result.IsError {
+		return errors.New("tool error: " + string(result.Content))
 	}
 	if !v.echo {
 		return nil
 	}
-	content := jsonrpc.Member(result, "content")
-	if bytes.Contains(content, v.needle) {
+	if bytes.Contains(result.Content, v.needle) {
 		return nil
 	}
 	// Another encoder may escape differently: compare decoded.
@@ -102,8 +107,8 @@ func (v *verifier) check(resp []byte, id int64) error {
 		Type string `json:"type"`
 		Text string `json:"text"`
 	}
-	if err := json.Unmarshal(content, &items); err != nil || len(items) == 0 {
-		return mismatch("result has no content: %.80s", result)
+	if err := jsonrpc.Unmarshal(result.Content, &items); err != nil || len(items) == 0 {
+		return mismatch("result has no content: %.80s", m.Result)
 	}
 	if items[0].Type != "text" || items[0].Text != v.text {
 		return mismatch("echoed %q, want %q", items[0].Text, v.text)
@@ -126,18 +131,21 @@ var initializedNotification = []byte(`{"jsonrpc":"2.0","method":"` + protocol.Me
 // negotiated protocol version.
 func checkInitialize(resp []byte, id int64) (string, error) {
 	resp = bytes.TrimSpace(resp)
-	if !json.Valid(resp) {
-		return "", mismatch("initialize response is not JSON")
+	m, err := jsonrpc.Decode(resp)
+	if err != nil {
+		return "", mismatch("initialize response is not a JSON-RPC message: %v", err)
 	}
-	if got := jsonrpc.Member(resp, "id"); string(got) != strconv.FormatInt(id, 10) {
+	if got := m.ID.Raw(); string(got) != strconv.FormatInt(id, 10) {
 		return "", mismatch("initialize response id %s, want %d", got, id)
 	}
-	if e := jsonrpc.Member(resp, "error"); e != nil {
-		return "", fmt.Errorf("initialize failed: %s", e)
+	if m.Error != nil {
+		return "", fmt.Errorf("initialize failed: %v", m.Error)
 	}
-	version, ok := jsonrpc.Unquote(jsonrpc.Member(jsonrpc.Member(resp, "result"), "protocolVersion"))
-	if !ok || version == "" {
+	var result struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	if err := jsonrpc.Unmarshal(m.Result, &result); err != nil || result.ProtocolVersion == "" {
 		return "", mismatch("initialize result has no protocolVersion")
 	}
-	return version, nil
+	return result.ProtocolVersion, nil
 }

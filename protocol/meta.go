@@ -6,6 +6,8 @@ import (
 	"errors"
 	"sync"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
@@ -29,9 +31,10 @@ type ProgressToken = jsonrpc.ID
 // kept in Extra.
 //
 // A client sends the same clientInfo and clientCapabilities with every
-// request, so UnmarshalJSON decodes each distinct encoding once and keeps
-// the result privately; every request gets copies of its own, so what one
-// handler changes no other request sees.
+// request, and often the same _meta altogether, so UnmarshalJSON decodes
+// each distinct encoding of those once and keeps the result privately;
+// every request gets copies of its own, so what one handler changes no
+// other request sees.
 type RequestMeta struct {
 	ProgressToken      *ProgressToken      `json:"progressToken,omitempty"`
 	ProtocolVersion    string              `json:"io.modelcontextprotocol/protocolVersion,omitempty"`
@@ -63,92 +66,125 @@ func (m RequestMeta) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON decodes the named fields and keeps the rest in Extra. Keys
-// are matched exactly. b must be valid JSON, as encoding/json guarantees.
-// It is written by hand because it runs on every request a server serves.
+// are matched exactly, and b is read with the policy of jsonrpc.Unmarshal
+// (repeated names and invalid UTF-8 refused). It is written by hand, on
+// jsonrpc.EachMember, because it runs on every request a server serves.
 func (m *RequestMeta) UnmarshalJSON(b []byte) error {
 	switch firstNonSpace(b) {
 	case 'n':
+		if string(bytes.TrimSpace(b)) != "null" {
+			return errors.New("_meta must be an object")
+		}
 		return nil // null leaves the value as it is, as for any field
 	case '{':
 	default:
 		return errors.New("_meta must be an object")
 	}
+	if c := metaCache.get(b); c != nil {
+		*m = RequestMeta{ProtocolVersion: c.ProtocolVersion, LogLevel: c.LogLevel}
+		if c.ClientInfo != nil {
+			m.ClientInfo = c.ClientInfo.clone()
+		}
+		if c.ClientCapabilities != nil {
+			m.ClientCapabilities = c.ClientCapabilities.clone()
+		}
+		return nil
+	}
+	if err := m.decode(b); err != nil {
+		return err
+	}
+	if m.ProgressToken == nil && m.Traceparent == "" && m.Tracestate == "" && m.Baggage == "" && m.Extra == nil {
+		// Nothing in it is the request's own: the next request of the
+		// client is likely to send the same bytes.
+		c := &RequestMeta{ProtocolVersion: m.ProtocolVersion, LogLevel: m.LogLevel}
+		if m.ClientInfo != nil {
+			c.ClientInfo = m.ClientInfo.clone()
+		}
+		if m.ClientCapabilities != nil {
+			c.ClientCapabilities = m.ClientCapabilities.clone()
+		}
+		metaCache.put(b, c)
+	}
+	return nil
+}
+
+// decode reads the object b into m.
+func (m *RequestMeta) decode(b []byte) error {
 	*m = RequestMeta{}
-	var err error
-	str := func(key string, v []byte, dst *string) {
-		s, ok := jsonrpc.Unquote(v)
+	str := func(key string, v []byte, dst *string) error {
+		s, ok := jsonrpc.StringValue(v)
 		if !ok {
-			err = errors.New(key + " must be a string")
-			return
+			return errors.New(key + " must be a string")
 		}
 		*dst = s
+		return nil
 	}
-	serr := jsonrpc.RawMembers(b, func(key, v []byte) bool {
+	return jsonrpc.EachMember(b, func(key []byte, v jsontext.Value) error {
 		switch string(key) {
 		case MetaProtocolVersion:
 			if known, ok := knownVersions[string(v)]; ok {
 				m.ProtocolVersion = known
-				break
+				return nil
 			}
-			str(MetaProtocolVersion, v, &m.ProtocolVersion)
+			return str(MetaProtocolVersion, v, &m.ProtocolVersion)
 		case MetaClientCapabilities:
 			if string(v) == "null" {
-				break
+				return nil
 			}
 			if c := capsCache.get(v); c != nil {
 				m.ClientCapabilities = c.clone()
-				break
+				return nil
 			}
 			c := &ClientCapabilities{}
 			if string(v) != "{}" {
-				err = jsonrpc.Unmarshal(v, c)
+				if err := jsonrpc.Unmarshal(v, c); err != nil {
+					return err
+				}
 			}
-			if err == nil {
-				capsCache.put(v, c)
-				m.ClientCapabilities = c.clone()
-			}
+			capsCache.put(v, c)
+			m.ClientCapabilities = c.clone()
 		case MetaClientInfo:
 			if string(v) == "null" {
-				break
+				return nil
 			}
 			if c := infoCache.get(v); c != nil {
 				m.ClientInfo = c.clone()
-				break
+				return nil
 			}
-			var c *Implementation
-			if c, err = decodeImplementation(v); err == nil {
-				infoCache.put(v, c)
-				m.ClientInfo = c.clone()
+			c, err := decodeImplementation(v)
+			if err != nil {
+				return err
 			}
+			infoCache.put(v, c)
+			m.ClientInfo = c.clone()
 		case MetaLogLevel:
 			var l string
-			str(MetaLogLevel, v, &l)
+			if err := str(MetaLogLevel, v, &l); err != nil {
+				return err
+			}
 			m.LogLevel = LoggingLevel(l)
 		case MetaProgressToken:
 			if string(v) != "null" {
 				t := &ProgressToken{}
-				if err = t.UnmarshalJSON(v); err == nil {
-					m.ProgressToken = t
+				if err := t.UnmarshalJSON(v); err != nil {
+					return err
 				}
+				m.ProgressToken = t
 			}
 		case "traceparent":
-			str("traceparent", v, &m.Traceparent)
+			return str("traceparent", v, &m.Traceparent)
 		case "tracestate":
-			str("tracestate", v, &m.Tracestate)
+			return str("tracestate", v, &m.Tracestate)
 		case "baggage":
-			str("baggage", v, &m.Baggage)
+			return str("baggage", v, &m.Baggage)
 		default:
 			if m.Extra == nil {
 				m.Extra = make(map[string]json.RawMessage)
 			}
 			m.Extra[string(key)] = append(json.RawMessage(nil), v...)
 		}
-		return err == nil
+		return nil
 	})
-	if err != nil {
-		return err
-	}
-	return serr
 }
 
 // knownVersions maps the encoded revisions to their names, so that the
@@ -176,6 +212,7 @@ const (
 var (
 	capsCache decodeCache[ClientCapabilities]
 	infoCache decodeCache[Implementation]
+	metaCache decodeCache[RequestMeta]
 )
 
 func (c *decodeCache[T]) get(raw []byte) *T {
@@ -298,33 +335,34 @@ func appendExtra(b []byte, extra map[string]json.RawMessage, known map[string]bo
 // collectExtra returns the members of the object b whose keys are not in
 // known; it allocates only when there are some.
 func collectExtra(b []byte, known map[string]bool) (map[string]json.RawMessage, error) {
-	b = bytes.TrimSpace(b)
-	if len(b) == 0 || b[0] != '{' {
+	if firstNonSpace(b) != '{' {
 		return nil, nil
 	}
 	var extra map[string]json.RawMessage
-	err := jsonrpc.Members(b, func(k string, v []byte) bool {
-		if known[k] {
-			return true
+	err := jsonrpc.EachMember(b, func(k []byte, v jsontext.Value) error {
+		if known[string(k)] {
+			return nil
 		}
 		if extra == nil {
 			extra = make(map[string]json.RawMessage)
 		}
-		extra[k] = append(json.RawMessage(nil), v...)
-		return true
+		extra[string(k)] = append(json.RawMessage(nil), v...)
+		return nil
 	})
 	return extra, err
 }
 
+// errNotSimple stops the quick reading of a clientInfo.
+var errNotSimple = errors.New("not a simple clientInfo")
+
 // decodeImplementation decodes clientInfo, reading the usual name, title
-// and version members directly and anything richer with encoding/json.
+// and version members directly and anything richer with jsonrpc.Unmarshal.
 func decodeImplementation(v []byte) (*Implementation, error) {
 	c := &Implementation{}
 	if firstNonSpace(v) != '{' {
 		return nil, errors.New(MetaClientInfo + " must be an object")
 	}
-	simple := true
-	_ = jsonrpc.RawMembers(v, func(key, value []byte) bool {
+	err := jsonrpc.EachMember(v, func(key []byte, value jsontext.Value) error {
 		var dst *string
 		switch string(key) {
 		case "name":
@@ -334,18 +372,16 @@ func decodeImplementation(v []byte) (*Implementation, error) {
 		case "title":
 			dst = &c.Title
 		default:
-			simple = false
-			return false
+			return errNotSimple
 		}
-		s, ok := jsonrpc.Unquote(value)
+		s, ok := jsonrpc.StringValue(value)
 		if !ok {
-			simple = false
-			return false
+			return errNotSimple
 		}
 		*dst = s
-		return true
+		return nil
 	})
-	if simple {
+	if err == nil {
 		return c, nil
 	}
 	*c = Implementation{}

@@ -141,16 +141,20 @@ func TestRequestMetaNotShared(t *testing.T) {
 		}
 		return &m
 	}
-	a := decode()
-	a.ClientInfo.Name = "changed"
-	a.ClientInfo.Icons[0].Src = "evil.png"
-	a.ClientInfo.Icons[0].Sizes[0] = "1x1"
-	a.ClientCapabilities.Roots.ListChanged = false
-	a.ClientCapabilities.Sampling.Tools["x"] = json.RawMessage(`1`)
-	a.ClientCapabilities.Elicitation.Form["x"][0] = '9'
-	a.ClientCapabilities.Experimental["e"]["k"] = json.RawMessage(`"w"`)
-	delete(a.ClientCapabilities.Extensions, "io.x/y")
-	for i := range 2 {
+	change := func(a *RequestMeta) {
+		a.ClientInfo.Name = "changed"
+		a.ClientInfo.Icons[0].Src = "evil.png"
+		a.ClientInfo.Icons[0].Sizes[0] = "1x1"
+		a.ClientCapabilities.Roots.ListChanged = false
+		a.ClientCapabilities.Sampling.Tools["x"] = json.RawMessage(`1`)
+		a.ClientCapabilities.Elicitation.Form["x"][0] = '9'
+		a.ClientCapabilities.Experimental["e"]["k"] = json.RawMessage(`"w"`)
+		delete(a.ClientCapabilities.Extensions, "io.x/y")
+	}
+	change(decode())
+	// The first decoding fills the caches; the later ones are copies from
+	// them, which the handler may change too.
+	for i := range 3 {
 		b := decode()
 		got, _ := json.Marshal(b)
 		want := `{"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1","icons":[{"src":"a.png","sizes":["16x16"]}]},` +
@@ -158,6 +162,43 @@ func TestRequestMetaNotShared(t *testing.T) {
 			`"elicitation":{"form":{"x":1}},"extensions":{"io.x/y":{}}}}`
 		if string(got) != want {
 			t.Fatalf("decode %d after a change to another request's values:\n got %s\nwant %s", i, got, want)
+		}
+		change(b)
+	}
+}
+
+// TestRequestMetaCache: a _meta with nothing of the request's own is
+// decoded once and copied to later requests with the same bytes; one with
+// a progress token, trace context or other members is decoded every time.
+func TestRequestMetaCache(t *testing.T) {
+	shared := []byte(`{"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/logLevel":"debug","io.modelcontextprotocol/clientCapabilities":{"roots":{}}}`)
+	var a, b RequestMeta
+	if err := a.UnmarshalJSON(shared); err != nil {
+		t.Fatal(err)
+	}
+	if metaCache.get(shared) == nil {
+		t.Fatal("not cached")
+	}
+	b.ProgressToken = &ProgressToken{}
+	b.Extra = map[string]json.RawMessage{"x": json.RawMessage(`1`)}
+	if err := b.UnmarshalJSON(shared); err != nil {
+		t.Fatal(err)
+	}
+	if b.ProtocolVersion != "2025-11-25" || b.LogLevel != "debug" || b.ClientCapabilities == nil || b.ClientCapabilities.Roots == nil ||
+		b.ClientInfo != nil || b.ProgressToken != nil || b.Extra != nil || b.ClientCapabilities == a.ClientCapabilities {
+		t.Fatalf("from the cache: %+v", b)
+	}
+	for _, own := range []string{
+		`{"io.modelcontextprotocol/protocolVersion":"2025-11-25","progressToken":1}`,
+		`{"io.modelcontextprotocol/protocolVersion":"2025-11-25","traceparent":"00-a-b-01"}`,
+		`{"io.modelcontextprotocol/protocolVersion":"2025-11-25","com.example/x":1}`,
+	} {
+		var m RequestMeta
+		if err := m.UnmarshalJSON([]byte(own)); err != nil {
+			t.Fatal(err)
+		}
+		if metaCache.get([]byte(own)) != nil {
+			t.Errorf("%s cached", own)
 		}
 	}
 }

@@ -1,9 +1,7 @@
 package schema
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -114,15 +112,16 @@ func dialectOf(root any) (draft7 bool, err error) {
 
 // IsObjectSchema reports whether the root of a schema document declares
 // "type": "object" (or the one-element array ["object"]), as MCP requires for
-// tool input schemas.
+// tool input schemas. The document is read as Compile reads it: member
+// names are exact ("TYPE" is not "type") and a document that repeats a
+// member name, or is not JSON text, is not an object schema.
 func IsObjectSchema(doc json.RawMessage) bool {
-	var top struct {
-		Type any `json:"type"`
-	}
-	if json.Unmarshal(doc, &top) != nil {
+	root, err := decodeJSON(doc)
+	if err != nil {
 		return false
 	}
-	switch t := top.Type.(type) {
+	top, _ := root.(map[string]any)
+	switch t := top["type"].(type) {
 	case string:
 		return t == "object"
 	case []any:
@@ -131,19 +130,10 @@ func IsObjectSchema(doc json.RawMessage) bool {
 	return false
 }
 
-// decodeJSON decodes exactly one JSON value, keeping numbers as json.Number.
-func decodeJSON(data []byte) (any, error) {
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return nil, err
-	}
-	if len(bytes.TrimLeft(data[d.InputOffset():], " \t\r\n")) > 0 {
-		return nil, errors.New("unexpected data after top-level value")
-	}
-	return v, nil
-}
+// decodeJSON decodes exactly one JSON value, keeping numbers as
+// json.Number. Schema documents are read as instances are: invalid UTF-8
+// and member names repeated in an object are refused.
+func decodeJSON(data []byte) (any, error) { return parseValue(data) }
 
 // typeSet is a bit set of JSON Schema primitive types.
 type typeSet uint8

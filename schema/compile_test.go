@@ -134,6 +134,13 @@ func TestIsObjectSchema(t *testing.T) {
 		`true`:                                 false,
 		`not json`:                             false,
 		`{"$ref":"#/$defs/x","type":"object"}`: true,
+		// Read as Compile reads a schema a peer sent: exact names, no
+		// repeated member, UTF-8.
+		`{"TYPE":"object"}`:                        false,
+		`{"Type":"object"}`:                        false,
+		`{"type":"string","type":"object"}`:        false,
+		`{"type":"object","type":"object"}`:        false,
+		"{\"type\":\"object\",\"title\":\"\xff\"}": false,
 	}
 	for doc, want := range cases {
 		if got := IsObjectSchema(json.RawMessage(doc)); got != want {
@@ -212,5 +219,22 @@ func TestValidateNoAllocs(t *testing.T) {
 		}
 	}); n != 0 {
 		t.Errorf("Validate allocated %v times per call on success", n)
+	}
+}
+
+// TestCompileRefusesAmbiguousDocuments: a schema document (which a peer
+// may send, as to mcpkit check) is read under the same policy as an
+// instance: a repeated member name or invalid UTF-8 is refused, not
+// resolved one way here and another way by the peer.
+func TestCompileRefusesAmbiguousDocuments(t *testing.T) {
+	for _, doc := range []string{
+		`{"type":"string","type":"object"}`,
+		`{"properties":{"a":{"type":"string"},"a":{}}}`,
+		`{"minimum":1,"mi\u006eimum":2}`,
+		"{\"title\":\"\xff\"}",
+	} {
+		if _, err := Compile(json.RawMessage(doc)); err == nil {
+			t.Errorf("Compile(%q) accepted", doc)
+		}
 	}
 }

@@ -72,6 +72,13 @@
 // Schema.Raw returns the original document unchanged so callers can pass it
 // on verbatim.
 //
+// Documents and instances are read as all peer-sent JSON is in mcpkit
+// (jsonrpc.Unmarshal): one JSON text, valid UTF-8, member names exact and
+// never repeated. A document that repeats a member name does not compile;
+// an instance that does is refused by ValidateJSON with a
+// *DuplicateMemberError, since which of the two members a validator
+// checks and which a decoder keeps could differ.
+//
 // Validation failures are reported as ValidationErrors, a list of at most ten
 // ValidationError values whose Path is a JSON Pointer into the instance.
 package schema

@@ -6,34 +6,36 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
+// FuzzParseValue: parseValue accepts exactly what jsontext accepts as one
+// JSON value (no repeated names, valid UTF-8), refuses a repeated name in
+// JSON text with a *DuplicateMemberError, and reads what it accepts as
+// encoding/json does with UseNumber.
 func FuzzParseValue(f *testing.F) {
-	for _, s := range []string{`{}`, `[]`, `{"a":[1,2.5e3,-0,"x\u00e9",true,false,null],"b":{"c":{}}}`, `"\ud800"`, "\"\xff\"", ` 12 `, `{"a":1,"a":2}`, `[`, `{"a" 1}`} {
+	for _, s := range []string{`{}`, `[]`, `{"a":[1,2.5e3,-0,"x\u00e9",true,false,null],"b":{"c":{}}}`, `"\ud800"`, "\"\xff\"", ` 12 `, `{"a":1,"a":2}`, `[`, `{"a" 1}`, `[1,]`, `{"a":1,}`, `1 2`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		got, err := parseValue(data)
+		valid := jsontext.Value(data).IsValid()
+		if (err == nil) != valid {
+			t.Fatalf("parseValue(%q) error %v, jsontext valid %v", data, err, valid)
+		}
+		var dup *DuplicateMemberError
+		if !valid && jsontext.Value(data).IsValid(jsontext.AllowDuplicateNames(true)) && !errors.As(err, &dup) {
+			t.Fatalf("parseValue(%q) = %v, want a duplicate member error", data, err)
+		}
+		if err != nil {
+			return
+		}
 		d := json.NewDecoder(bytes.NewReader(data))
 		d.UseNumber()
 		var want any
-		werr := d.Decode(&want)
-		if werr == nil && len(bytes.TrimLeft(data[d.InputOffset():], " \t\r\n")) > 0 {
-			werr = errInvalidJSON
-		}
-		var dup *DuplicateMemberError
-		if errors.As(err, &dup) {
-			// Valid JSON to encoding/json, which keeps the last; refused here.
-			if werr != nil {
-				t.Fatalf("parseValue(%q) = %v, encoding/json %v", data, err, werr)
-			}
-			return
-		}
-		if (err == nil) != (werr == nil) {
-			t.Fatalf("parseValue(%q) error %v, encoding/json %v", data, err, werr)
-		}
-		if err == nil && !reflect.DeepEqual(got, want) {
-			t.Fatalf("parseValue(%q) = %#v, encoding/json %#v", data, got, want)
+		if werr := d.Decode(&want); werr != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("parseValue(%q) = %#v, encoding/json %#v (%v)", data, got, want, werr)
 		}
 	})
 }

@@ -1,11 +1,14 @@
 package schema
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"strconv"
 	"unicode/utf8"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
 // member is one key/value pair of an ordered JSON object.
@@ -131,58 +134,62 @@ func appendString(buf []byte, s string) []byte {
 	return append(buf, '"')
 }
 
-// parseOrdered decodes one JSON value, preserving object key order.
+// parseOrdered decodes one JSON value, preserving object key order, as
+// parseValue reads it (a repeated member name is refused).
 func parseOrdered(data []byte) (any, error) {
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.UseNumber()
-	v, err := parseOrderedTokens(d)
-	if err != nil {
+	var v orderedValue
+	if err := unmarshal(data, &v); err != nil {
 		return nil, err
 	}
-	if len(bytes.TrimLeft(data[d.InputOffset():], " \t\r\n")) > 0 {
-		return nil, errors.New("unexpected data after top-level value")
-	}
-	return v, nil
+	return v.value, nil
 }
 
-func parseOrderedTokens(d *json.Decoder) (any, error) {
-	tok, err := d.Token()
-	if err != nil {
-		return nil, err
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			o := &object{}
-			for d.More() {
-				kt, err := d.Token()
-				if err != nil {
-					return nil, err
-				}
-				key, _ := kt.(string)
-				val, err := parseOrderedTokens(d)
-				if err != nil {
-					return nil, err
-				}
-				o.set(key, val)
-			}
-			_, err := d.Token()
-			return o, err
-		case '[':
-			arr := []any{}
-			for d.More() {
-				val, err := parseOrderedTokens(d)
-				if err != nil {
-					return nil, err
-				}
-				arr = append(arr, val)
-			}
-			_, err := d.Token()
-			return arr, err
+// orderedValue is a JSON value whose objects are *object.
+type orderedValue struct{ value any }
+
+// UnmarshalJSONFrom reads the next value of d, which Unmarshal checks as
+// it is read.
+func (o *orderedValue) UnmarshalJSONFrom(d *jsontext.Decoder) error {
+	switch d.PeekKind() {
+	case '{':
+		if _, err := d.ReadToken(); err != nil {
+			return err
 		}
-		return nil, errors.New("unexpected delimiter")
+		obj := &object{}
+		for d.PeekKind() != '}' {
+			name, err := d.ReadToken()
+			if err != nil {
+				return err
+			}
+			k := name.String() // before the token is voided
+			var v orderedValue
+			if err := v.UnmarshalJSONFrom(d); err != nil {
+				return err
+			}
+			obj.members = append(obj.members, member{k, v.value})
+		}
+		o.value = obj
+	case '[':
+		if _, err := d.ReadToken(); err != nil {
+			return err
+		}
+		arr := []any{}
+		for d.PeekKind() != ']' {
+			var v orderedValue
+			if err := v.UnmarshalJSONFrom(d); err != nil {
+				return err
+			}
+			arr = append(arr, v.value)
+		}
+		o.value = arr
 	default:
-		return t, nil // string, json.Number, bool or nil
+		var v jsonrpc.Any
+		if err := jsonv2.UnmarshalDecode(d, &v); err != nil {
+			return err
+		}
+		o.value = v.Value
+		return nil
 	}
+	_, err := d.ReadToken()
+	return err
 }

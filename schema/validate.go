@@ -22,8 +22,10 @@ func (s *Schema) Validate(instance any) error {
 	return v.result()
 }
 
-// ValidateJSON decodes data (keeping numbers exact with json.Number) and
-// validates the result. Malformed JSON yields an error that is not a ValidationErrors.
+// ValidateJSON decodes data (keeping numbers exact with json.Number), reading
+// it once with jsonrpc.Unmarshal, and validates the result. Malformed JSON,
+// and JSON that repeats a member name (a *DuplicateMemberError), yields an
+// error that is not a ValidationErrors.
 func (s *Schema) ValidateJSON(data []byte) error {
 	inst, err := parseValue(data)
 	if err != nil {

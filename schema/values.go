@@ -1,7 +1,6 @@
 package schema
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
 	"math/big"
@@ -68,13 +67,7 @@ func normalize(v any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.UseNumber()
-	var out any
-	if err := d.Decode(&out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return parseValue(data)
 }
 
 // toFloat returns the numeric value of a number instance and, when the value

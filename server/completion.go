@@ -66,7 +66,7 @@ const maxCompletionValues = 100
 
 func (s *Server) serveComplete(ctx context.Context, r *Request) (protocol.Result, error) {
 	var p completeParams
-	if err := r.decodeParams(&p); err != nil {
+	if err := r.DecodeParams(&p); err != nil {
 		return nil, err
 	}
 	var key completionKey

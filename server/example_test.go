@@ -70,3 +70,47 @@ func ExampleRequest_Elicit() {
 	// input_required elicitation/create
 	// {"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"Hello, Ada!"}]}}
 }
+
+// clock is an extension: a method of its own, served in both eras, and a
+// _meta key it adds to every tool result.
+type clock struct{}
+
+func (clock) ID() string { return "com.example/clock" }
+
+func (clock) Register(s *server.Server) (protocol.Object, error) {
+	s.HandleMethod(server.Method{
+		Name: "clock/zone",
+		Eras: server.EraModern | server.EraLegacy,
+		Handler: func(ctx context.Context, r *server.Request) (protocol.Result, error) {
+			return &struct {
+				protocol.ResultHeader
+				Zone string `json:"zone"`
+			}{Zone: "UTC"}, nil
+		},
+	})
+	s.UseToolCalls(func(next server.ToolCallFunc) server.ToolCallFunc {
+		return func(ctx context.Context, call *server.CallRequest) (protocol.Result, error) {
+			res, err := next(ctx, call)
+			if tr, ok := res.(*protocol.CallToolResult); ok {
+				tr.Meta = &protocol.ResultMeta{Extra: map[string]json.RawMessage{"com.example/clock": json.RawMessage(`"UTC"`)}}
+			}
+			return res, err
+		}
+	})
+	return nil, nil
+}
+
+func ExampleServer_Install() {
+	s := server.New(protocol.Implementation{Name: "timed", Version: "1.0.0"}, &server.Options{OmitServerInfo: true})
+	server.AddTool(s, &protocol.Tool{Name: "now"}, func(ctx context.Context, req *server.CallRequest, _ struct{}) (string, error) {
+		return "12:00", nil
+	})
+	if err := s.Install(clock{}); err != nil {
+		panic(err)
+	}
+	fmt.Println(call(s, "clock/zone", `{`+exampleMeta+`}`))
+	fmt.Println(call(s, "tools/call", `{"name":"now",`+exampleMeta+`}`))
+	// Output:
+	// {"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","zone":"UTC"}}
+	// {"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","_meta":{"com.example/clock":"UTC"},"content":[{"type":"text","text":"12:00"}]}}
+}

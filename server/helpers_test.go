@@ -71,7 +71,8 @@ func doWith(t *testing.T, ctx context.Context, s *Server, method string, p json.
 // status is the HTTP status Streamable HTTP answers a request with.
 func status(t *testing.T, s *Server, method string, p json.RawMessage) int {
 	t.Helper()
-	_, err := s.Serve(context.Background(), &transport.Request{Message: &jsonrpc.Message{ID: jsonrpc.IntID(7), Method: method, Params: p}, Cancel: func() {}})
+	msg := &jsonrpc.Message{ID: jsonrpc.IntID(7), Method: method, Params: p}
+	_, err := s.Serve(context.Background(), &transport.Request{Message: msg, Kind: transport.Classify(msg, nil), Cancel: func() {}})
 	return streamable.Status(err)
 }
 
@@ -79,7 +80,7 @@ func status(t *testing.T, s *Server, method string, p json.RawMessage) int {
 func handle(s *Server, ctx context.Context, msg *jsonrpc.Message, n transport.Notifier) *jsonrpc.Response {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	res, err := s.Serve(ctx, &transport.Request{Message: msg, Notifier: n, Cancel: cancel})
+	res, err := s.Serve(ctx, &transport.Request{Message: msg, Kind: transport.Classify(msg, nil), Notifier: n, Cancel: cancel})
 	return transport.Respond(ctx, msg.ID, res, err)
 }
 

@@ -36,7 +36,7 @@ type listenStream struct {
 // acknowledge, once the stream is subscribed to the feed.
 func (s *Server) newListen(r *Request) (*listenStream, error) {
 	var p listenParams
-	if err := r.decodeParams(&p); err != nil {
+	if err := r.DecodeParams(&p); err != nil {
 		return nil, err
 	}
 	if p.Notifications == nil {

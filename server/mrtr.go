@@ -9,8 +9,6 @@ import (
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
-	"github.com/mcpkit/mcpkit/server/legacy"
-	"github.com/mcpkit/mcpkit/transport"
 )
 
 // ErrInputRequired is returned by the Request input methods (Elicit,
@@ -38,9 +36,6 @@ type inputState struct {
 	// arguments); computed only when state is opened or sealed, off the
 	// common path.
 	digest string
-	// session is the legacy session the request is served for; nil in
-	// the modern era.
-	session *legacy.Session
 }
 
 // digestValue returns the digest of the request's salient params.
@@ -72,7 +67,7 @@ func (r *Request) startInput(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.inputMem = inputState{session: legacy.SessionFrom(ctx)}
+	r.inputMem = inputState{}
 	in := &r.inputMem
 	r.input = in
 	if p.RequestState == "" {
@@ -200,7 +195,7 @@ func (r *Request) Elicit(key string, p *protocol.ElicitParams) (*protocol.Elicit
 	} else if caps.Elicitation == nil || (caps.Elicitation.Form == nil && caps.Elicitation.URL != nil) {
 		return nil, protocol.MissingCapability(protocol.ClientCapabilities{Elicitation: &protocol.ElicitationCapability{}})
 	}
-	if p.ElicitationID != "" && r.input != nil && r.input.session == nil {
+	if p.ElicitationID != "" && r.session == nil {
 		// Revision 2026-07-28 has no elicitationId.
 		q := *p
 		q.ElicitationID = ""
@@ -320,10 +315,12 @@ func (r *Request) ElicitationComplete(id string) error {
 	if r.input == nil {
 		return errNoInput
 	}
-	if r.input.session == nil {
+	if r.session == nil {
 		return nil
 	}
-	return r.input.session.ElicitationComplete(id, transport.NotifierFunc(r.out.send))
+	// The legacy adapter checks id against the elicitations the session
+	// was sent, on the way out.
+	return r.notify(protocol.NotificationElicitationComplete, protocol.ElicitationCompleteParams{ElicitationID: id})
 }
 
 // ElicitationComplete tells the legacy (2025-11-25) clients that were sent

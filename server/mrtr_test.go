@@ -394,3 +394,36 @@ func TestMRTRStateDigestKeepsNumbers(t *testing.T) {
 		"inputResponses": map[string]any{"ok": map[string]any{"action": "accept"}}}, allCaps)
 	wantError(t, do(t, s, protocol.MethodToolsCall, p), protocol.CodeInvalidParams)
 }
+
+// TestCanonicalDigest: the requestState digest reads the arguments as all
+// peer JSON is read. Re-serialised arguments (member order, white space,
+// escapes) keep it; different numbers' text, or a repeated member (which
+// readers resolve differently), do not match the arguments without it.
+func TestCanonicalDigest(t *testing.T) {
+	same := [][]string{
+		{`{"a":1,"b":[true,null,"x"]}`, ` { "b" : [ true , null , "\u0078" ] , "a" : 1 } `},
+		{`{"z":{"y":1,"x":2},"é":"<>&"}`, `{"\u00e9":"\u003c>&","z":{"x":2,"y":1}}`},
+	}
+	for _, p := range same {
+		if a, b := canonical([]byte(p[0])), canonical([]byte(p[1])); string(a) != string(b) {
+			t.Errorf("%s and %s: %s != %s", p[0], p[1], a, b)
+		}
+	}
+	differ := [][]string{
+		{`{"n":9007199254740993}`, `{"n":9007199254740992}`},
+		{`{"n":1.0}`, `{"n":1}`},
+		{`{"a":1}`, `{"a":2,"a":1}`},
+		{`{"a":2}`, `{"a":2,"a":1}`},
+		{`{"a":"x"}`, "{\"a\":\"x\xff\"}"},
+	}
+	for _, p := range differ {
+		if a, b := canonical([]byte(p[0])), canonical([]byte(p[1])); string(a) == string(b) {
+			t.Errorf("%s and %s: both %s", p[0], p[1], a)
+		}
+	}
+	in := []byte(`{"b":1,"a":2}`)
+	canonical(in)
+	if string(in) != `{"b":1,"a":2}` {
+		t.Errorf("canonical changed its input: %s", in)
+	}
+}

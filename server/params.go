@@ -2,6 +2,10 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
@@ -36,28 +40,28 @@ func (p *rawParams) slot(key []byte) *[]byte {
 	return nil
 }
 
-// scanParams splits an params object (valid JSON); a repeated member is
-// invalid params.
-func scanParams(params []byte) (rawParams, error) {
+// scanParams splits the params object of msg (as jsonrpc.Decode split it,
+// or reading it under the policy of jsonrpc.Unmarshal); a repeated member
+// is invalid params.
+func scanParams(msg *jsonrpc.Message) (rawParams, error) {
 	var p rawParams
-	var dup string
-	err := jsonrpc.RawMembers(params, func(key, value []byte) bool {
+	err := msg.EachParam(func(key []byte, value jsontext.Value) error {
 		if s := p.slot(key); s != nil {
-			if *s != nil {
-				dup = string(key)
-				return false
-			}
 			*s = value
 		}
-		return true
+		return nil
 	})
-	if dup != "" {
-		return p, protocol.InvalidParams("params has more than one member " + dup)
+	if err == nil {
+		return p, nil
 	}
-	if err != nil {
-		return p, protocol.InvalidParams("malformed params")
+	var se *jsonrpc.SyntaxError
+	switch {
+	case errors.As(err, &se) && se.Duplicate && strings.Count(se.Pointer, "/") == 1:
+		return p, protocol.InvalidParams("params has more than one member " + se.Member)
+	case se != nil && se.Duplicate:
+		return p, protocol.InvalidParams("invalid params: " + se.Msg + " at " + echo(se.Pointer))
 	}
-	return p, nil
+	return p, protocol.InvalidParams("malformed params")
 }
 
 // stringParam returns the string value of a raw member ("" when absent).
@@ -65,7 +69,7 @@ func stringParam(raw []byte, name string) (string, error) {
 	if raw == nil || string(raw) == "null" {
 		return "", nil
 	}
-	s, ok := jsonrpc.Unquote(raw)
+	s, ok := jsonrpc.StringValue(raw)
 	if !ok {
 		return "", protocol.InvalidParams(name + " must be a string")
 	}

@@ -33,7 +33,9 @@ type Request struct {
 	out    *requestNotifier
 	input  *inputState // nil where MRTR is not allowed
 
-	closeStream func() // the transport's, or nil
+	// session is the legacy session the request belongs to (rewritten
+	// into the modern form by the legacy adapter); nil in the modern era.
+	session transport.Session
 
 	granted []string // the caller's scopes (WithScopes), read-only
 	authz   bool     // scopes were set: authorization is in force
@@ -60,13 +62,13 @@ func PrincipalFrom(ctx context.Context) string { return transport.PrincipalFrom(
 
 func (s *Server) newRequest(ctx context.Context, req *transport.Request) (*Request, error) {
 	msg, n := req.Message, req.Notifier
-	r := &Request{ID: msg.ID, Method: msg.Method, server: s, params: msg.Params, Principal: PrincipalFrom(ctx), closeStream: req.CloseStream}
+	r := &Request{ID: msg.ID, Method: msg.Method, server: s, params: msg.Params, Principal: PrincipalFrom(ctx), session: req.Session}
 	r.granted, r.authz = grantedScopes(ctx)
 	if len(msg.Params) > 0 {
 		if firstByte(msg.Params) != '{' {
 			return nil, invalidMeta("params must be an object")
 		}
-		raw, err := scanParams(msg.Params)
+		raw, err := scanParams(msg)
 		if err != nil {
 			return nil, err
 		}
@@ -110,8 +112,11 @@ func firstByte(b []byte) byte {
 // finish stops the request's notifications: nothing more is sent for it.
 func (r *Request) finish() { r.out.close() }
 
-// decodeParams decodes the request's params into v; a failure is -32602.
-func (r *Request) decodeParams(v any) error {
+// DecodeParams decodes the request's params (its _meta included, which v
+// may leave out) into v with the one reading policy for peer input
+// (jsonrpc.Unmarshal: exact member names, no repeated member); a failure
+// is an invalid-params error (-32602) to return as it is.
+func (r *Request) DecodeParams(v any) error {
 	if len(r.params) == 0 {
 		return nil
 	}
@@ -190,15 +195,4 @@ func (r *Request) Log(level protocol.LoggingLevel, logger string, data any) erro
 		return nil
 	}
 	return r.notify(protocol.NotificationMessage, protocol.LoggingMessageParams{Level: level, Logger: logger, Data: data})
-}
-
-// CloseStream asks the transport to close the connection carrying this
-// request's response while the request goes on, where the era allows it: a
-// legacy (2025-11-25) client then reconnects with Last-Event-ID and receives
-// the rest. Elsewhere — modern streams, where closing means cancelling, and
-// stdio — it does nothing.
-func (r *Request) CloseStream() {
-	if r.closeStream != nil {
-		r.closeStream()
-	}
 }

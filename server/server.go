@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -86,10 +87,12 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Server is the stateless core of an MCP server: registries of tools,
-// resources and prompts, and Handle, which answers one request from the
-// request alone. It is safe for concurrent use; register features before or
-// while serving.
+// Server is an MCP server: the stateless core (a method table, and the
+// registries of tools, resources and prompts its built-in methods serve),
+// which answers a modern request from the request alone, and the legacy
+// adapter in front of it, which serves the sessions of handshake-era
+// clients. Serve answers every request; it is safe for concurrent use.
+// Register features before or while serving.
 type Server struct {
 	info     protocol.Implementation
 	opts     Options
@@ -101,6 +104,10 @@ type Server struct {
 	feed     Feed
 	logger   *slog.Logger
 	front    *legacy.Adapter // serves both eras in front of the core
+
+	methodsMu sync.Mutex // serializes HandleMethod
+	methods   atomic.Pointer[methodTable]
+	runTool   atomic.Pointer[ToolCallFunc] // the tools/call middleware around runHandler
 
 	mu          sync.RWMutex
 	tools       registry[*toolEntry]
@@ -163,6 +170,10 @@ func New(info protocol.Implementation, opts *Options) *Server {
 		lo.Principal = PrincipalFrom
 	}
 	s.front = legacy.New(s, &lo)
+	s.methods.Store(&methodTable{})
+	run := ToolCallFunc(s.runHandler)
+	s.runTool.Store(&run)
+	s.builtinMethods()
 	return s
 }
 
@@ -213,76 +224,6 @@ func (s *Server) Capabilities() protocol.ServerCapabilities {
 	return caps
 }
 
-// feature is a server capability a method depends on.
-type feature int
-
-const (
-	always feature = iota
-	toolsFeature
-	resourcesFeature
-	promptsFeature
-	completionsFeature
-)
-
-// methodInfo describes how the core serves one method.
-type methodInfo struct {
-	serve   func(s *Server, ctx context.Context, r *Request) (protocol.Result, error)
-	feature feature // the capability without which the method is not offered
-}
-
-// lookupMethod returns how the core serves method.
-func lookupMethod(method string) (methodInfo, bool) {
-	switch method {
-	case protocol.MethodDiscover:
-		return methodInfo{(*Server).serveDiscover, always}, true
-	case protocol.MethodToolsList:
-		return methodInfo{(*Server).serveListTools, toolsFeature}, true
-	case protocol.MethodToolsCall:
-		return methodInfo{(*Server).serveCallTool, toolsFeature}, true
-	case protocol.MethodResourcesList:
-		return methodInfo{(*Server).serveListResources, resourcesFeature}, true
-	case protocol.MethodResourceTemplatesList:
-		return methodInfo{(*Server).serveListTemplates, resourcesFeature}, true
-	case protocol.MethodResourcesRead:
-		return methodInfo{(*Server).serveRead, resourcesFeature}, true
-	case protocol.MethodPromptsList:
-		return methodInfo{(*Server).serveListPrompts, promptsFeature}, true
-	case protocol.MethodPromptsGet:
-		return methodInfo{(*Server).serveGetPrompt, promptsFeature}, true
-	case protocol.MethodComplete:
-		return methodInfo{(*Server).serveComplete, completionsFeature}, true
-	case protocol.MethodSubscriptionsListen:
-		return methodInfo{(*Server).serveListen, always}, true
-	}
-	return methodInfo{}, false
-}
-
-// offers reports whether the server has the feature now.
-func (s *Server) offers(f feature) bool {
-	if f == always {
-		return true
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	switch f {
-	case toolsFeature:
-		return s.tools.len() > 0
-	case resourcesFeature:
-		return s.resources.len() > 0 || s.templates.len() > 0
-	case promptsFeature:
-		return s.prompts.len() > 0
-	case completionsFeature:
-		return s.hasCompletions()
-	}
-	return false
-}
-
-// HasMethod reports whether the server serves method in the modern era.
-func (s *Server) HasMethod(method string) bool {
-	m, ok := lookupMethod(method)
-	return ok && s.offers(m.feature)
-}
-
 var (
 	_ transport.Handler = (*Server)(nil)
 	_ legacy.Core       = (*Server)(nil)
@@ -292,6 +233,9 @@ var (
 // initialize and the requests of legacy sessions through the legacy
 // adapter (Options.Legacy). It implements transport.Handler.
 func (s *Server) Serve(ctx context.Context, req *transport.Request) (protocol.Result, error) {
+	if req.Kind == transport.KindModern && !s.opts.Legacy.ModernDisabled {
+		return s.ServeModern(ctx, req)
+	}
 	return s.front.Serve(ctx, req)
 }
 
@@ -311,9 +255,13 @@ func (s *Server) Legacy() transport.Legacy { return s.front.Legacy() }
 // legacy.Core.
 func (s *Server) ServeModern(ctx context.Context, req *transport.Request) (protocol.Result, error) {
 	msg := req.Message
-	m, ok := lookupMethod(msg.Method)
-	if !ok {
-		if msg.Method == protocol.MethodInitialize {
+	era := EraModern
+	if req.Kind == transport.KindSession {
+		era = EraLegacy
+	}
+	m := s.method(msg.Method, era)
+	if m == nil {
+		if msg.Method == protocol.MethodInitialize && era == EraModern {
 			return nil, s.initializeRefusal()
 		}
 		return nil, protocol.MethodNotFound(msg.Method)
@@ -323,12 +271,15 @@ func (s *Server) ServeModern(ctx context.Context, req *transport.Request) (proto
 		return nil, err
 	}
 	defer r.finish()
-	if !s.offers(m.feature) {
+	if !m.offered() {
 		return nil, protocol.MethodNotFound(msg.Method)
 	}
-	res, err := m.serve(s, ctx, r)
+	res, err := m.Handler(ctx, r)
 	if err != nil {
 		return nil, err
+	}
+	if res == nil {
+		res = &protocol.EmptyResult{}
 	}
 	s.fillHeader(res)
 	return res, nil

@@ -10,6 +10,8 @@ import (
 	"encoding/json"
 	"errors"
 	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // sealedState is what a requestState carries between MRTR rounds.
@@ -126,25 +128,22 @@ func (s *sealer) unseal(token, version string, aad []byte) ([]byte, error) {
 	return plain, nil
 }
 
-// canonical re-encodes JSON with sorted object keys, so that a client that
-// re-serialises its arguments on retry still matches the digest. Numbers
-// keep their text: 9007199254740993 and 9007199254740992 differ here,
-// though they are the same float64.
+// canonical re-encodes JSON with sorted object keys (RFC 8785's order),
+// no white space and strings in their shortest form, so that a client
+// that re-serialises its arguments on retry still matches the digest.
+// Numbers keep their text: 9007199254740993 and 9007199254740992 differ
+// here, though they are the same float64. raw is read as all peer JSON is
+// (jsontext's defaults): a repeated member name or invalid UTF-8 is not
+// canonicalized but kept as it is, which no other encoding matches.
 func canonical(raw json.RawMessage) []byte {
 	if len(raw) == 0 {
 		return nil
 	}
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if err := dec.Decode(&v); err != nil {
+	v := jsontext.Value(bytes.Clone(raw)) // Format works in place
+	if err := v.Format(jsontext.ReorderRawObjects(true)); err != nil {
 		return raw
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return raw
-	}
-	return b
+	return v
 }
 
 func digestOf(parts ...[]byte) string {

@@ -2,12 +2,14 @@ package server
 
 import (
 	"context"
+	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
 
-	"github.com/mcpkit/mcpkit/internal/jsondec"
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
 	"github.com/mcpkit/mcpkit/schema"
@@ -22,6 +24,10 @@ type CallRequest struct {
 	// Arguments is the argument object as received, already validated
 	// against the tool's input schema.
 	Arguments json.RawMessage
+	// Tool is the tool's definition, as registered; read-only.
+	Tool *protocol.Tool
+
+	entry *toolEntry
 }
 
 // ToolHandler serves tools/call for one tool. A returned *protocol.Error (or
@@ -112,7 +118,8 @@ func (s *Server) RemoveTool(names ...string) {
 //     is set (an interface type infers none).
 //
 // Errors are as for ToolHandler; opts are as for AddToolHandler. It panics
-// on an invalid definition.
+// on an invalid definition, an input type that arguments cannot be decoded
+// into (such as a struct with no exported field) included.
 func AddTool[In, Out any](s *Server, t *protocol.Tool, h func(ctx context.Context, req *CallRequest, in In) (Out, error), opts ...FeatureOption) {
 	if t == nil {
 		panic("server: AddTool: nil tool")
@@ -139,16 +146,20 @@ func AddTool[In, Out any](s *Server, t *protocol.Tool, h func(ctx context.Contex
 		}
 		def.OutputSchema = sch
 	}
-	// Arguments are decoded with exact member names, as the input schema
-	// validated them; free-form inputs have no members to match.
-	decode := func(data []byte, v *In) error { return jsonrpc.Unmarshal(data, v) }
-	if !isFreeForm(inType) {
-		decode = jsondec.Compile[In]()
+	// An input type the decoder cannot take (go-json-experiment refuses an
+	// unexported field with a json tag, or two fields of one name) would
+	// fail every call: refused here, when decoding {} shows it.
+	if !isFreeForm(inType) && !decodesItself(inType) {
+		if err := jsonrpc.Unmarshal([]byte("{}"), new(In)); err != nil {
+			panic(fmt.Sprintf("server: AddTool %q: input type %v: %v", def.Name, inType, err))
+		}
 	}
+	// Arguments are decoded with exact member names, as the input schema
+	// validated them.
 	handler := func(ctx context.Context, req *CallRequest) (*protocol.CallToolResult, error) {
 		var in In
 		if len(req.Arguments) > 0 {
-			if err := decode(req.Arguments, &in); err != nil {
+			if err := jsonrpc.Unmarshal(req.Arguments, &in); err != nil {
 				return nil, fmt.Errorf("invalid arguments: %v", err)
 			}
 		}
@@ -204,6 +215,22 @@ func isFreeForm(t reflect.Type) bool {
 	return t == rawMessageType || t.Kind() == reflect.Interface ||
 		(t.Kind() == reflect.Map && t.Key().Kind() == reflect.String && t.Elem().Kind() == reflect.Interface)
 }
+
+// decodesItself reports whether values of t decode themselves (with an
+// UnmarshalJSON, UnmarshalJSONFrom or UnmarshalText method), which may
+// refuse {}.
+func decodesItself(t reflect.Type) bool {
+	p := reflect.PointerTo(t)
+	return p.Implements(jsonUnmarshalerType) || p.Implements(jsonFromUnmarshalerType) || p.Implements(textUnmarshalerType)
+}
+
+var (
+	jsonUnmarshalerType     = reflect.TypeFor[json.Unmarshaler]()
+	jsonFromUnmarshalerType = reflect.TypeFor[interface {
+		UnmarshalJSONFrom(*jsontext.Decoder) error
+	}]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
 
 // TextResult returns a tool result of one text block.
 func TextResult(text string) *protocol.CallToolResult {
@@ -284,8 +311,15 @@ func (s *Server) serveCallTool(ctx context.Context, r *Request) (protocol.Result
 	if err := r.startInput(ctx); err != nil {
 		return nil, err
 	}
-	req := &CallRequest{Request: r, Name: name, Arguments: args}
-	res, err := guard(s, "tool "+name, e.handler, ctx, req)
+	req := &CallRequest{Request: r, Name: name, Arguments: args, Tool: e.def, entry: e}
+	return (*s.runTool.Load())(ctx, req)
+}
+
+// runHandler is the innermost ToolCallFunc: it runs the tool's handler
+// and checks its result against the tool's output schema.
+func (s *Server) runHandler(ctx context.Context, req *CallRequest) (protocol.Result, error) {
+	e, r := req.entry, req.Request
+	res, err := guard(s, "tool "+req.Name, e.handler, ctx, req)
 	if err != nil {
 		if ir, ok := r.inputRequired(err); ok {
 			return ir, nil
@@ -304,10 +338,10 @@ func (s *Server) serveCallTool(ctx context.Context, r *Request) (protocol.Result
 	}
 	if e.out != nil && !res.IsError {
 		if len(res.StructuredContent) == 0 {
-			return nil, protocol.InternalError("tool " + name + " returned no structuredContent though it declares an output schema")
+			return nil, protocol.InternalError("tool " + req.Name + " returned no structuredContent though it declares an output schema")
 		}
 		if err := e.out.ValidateJSON(res.StructuredContent); err != nil {
-			return nil, protocol.InternalError("tool " + name + " returned structuredContent that does not match its output schema: " + err.Error())
+			return nil, protocol.InternalError("tool " + req.Name + " returned structuredContent that does not match its output schema: " + err.Error())
 		}
 	}
 	return res, nil

@@ -142,6 +142,47 @@ func TestInvalidToolDefinitionsPanic(t *testing.T) {
 	}
 }
 
+// inputWithoutFields has no exported field: go-json-experiment refuses to
+// decode an object into it (where encoding/json would ignore every member).
+type inputWithoutFields struct {
+	name string
+}
+
+// customInput decodes itself, and refuses {}.
+type customInput struct{ raw string }
+
+func (c *customInput) UnmarshalJSON(b []byte) error {
+	if string(b) == "{}" {
+		return errors.New("empty")
+	}
+	c.raw = string(b)
+	return nil
+}
+
+// TestAddToolRefusesUndecodableInput: an input type that arguments can
+// never be decoded into is refused when the tool is added, not on every
+// call; a type that decodes itself is left to its method.
+func TestAddToolRefusesUndecodableInput(t *testing.T) {
+	func() {
+		defer func() {
+			if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "input type") {
+				t.Errorf("recovered %v", r)
+			}
+		}()
+		AddTool(newTestServer(nil), &protocol.Tool{Name: "x"}, func(ctx context.Context, req *CallRequest, in inputWithoutFields) (string, error) {
+			return in.name, nil
+		})
+	}()
+	s := newTestServer(nil)
+	AddTool(s, &protocol.Tool{Name: "custom", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *CallRequest, in customInput) (string, error) {
+		return in.raw, nil
+	})
+	r := callTool(t, s, allCaps, map[string]any{"name": "custom", "arguments": map[string]any{"k": 1}})
+	if !strings.Contains(string(mustJSON(r["content"])), `{\"k\":1}`) {
+		t.Errorf("custom input: %v", r)
+	}
+}
+
 func TestParamHeaders(t *testing.T) {
 	s := newTestServer(nil)
 	s.AddToolHandler(&protocol.Tool{Name: "h", InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"o":{"type":"object","properties":{"n":{"type":"integer","x-mcp-header":"N"}}}}}`)},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mcpkit/mcpkit/jsonrpc"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -137,13 +138,11 @@ func rawSize(vals []any) int {
 func decodeParams(raw []json.RawMessage) ([]any, error) {
 	out := make([]any, len(raw))
 	for i, r := range raw {
-		var v any
-		dec := json.NewDecoder(strings.NewReader(string(r)))
-		dec.UseNumber()
-		if err := dec.Decode(&v); err != nil {
+		var v jsonrpc.Any
+		if err := jsonrpc.Unmarshal(r, &v); err != nil {
 			return nil, fmt.Errorf("params[%d]: %v", i, err)
 		}
-		switch x := v.(type) {
+		switch x := v.Value.(type) {
 		case json.Number:
 			if n, err := x.Int64(); err == nil {
 				out[i] = n

@@ -24,10 +24,7 @@ func ExampleUse() {
 	var seen []string // requests run concurrently: sorted below
 	logged := transport.Use(srv, func(next transport.ServeFunc) transport.ServeFunc {
 		return func(ctx context.Context, req *transport.Request) (protocol.Result, error) {
-			era := "modern"
-			if req.Session != nil {
-				era = "legacy"
-			}
+			era := map[transport.Kind]string{transport.KindModern: "modern", transport.KindInitialize: "handshake", transport.KindSession: "legacy"}[req.Kind]
 			res, err := next(ctx, req)
 			mu.Lock()
 			seen = append(seen, fmt.Sprintf("%s %s: error %v", era, req.Message.Method, err != nil))
@@ -47,7 +44,8 @@ func ExampleUse() {
 	sort.Strings(seen)
 	fmt.Println(strings.Join(seen, "\n"))
 	// Output:
+	// handshake initialize: error false
+	// legacy notifications/initialized: error false
 	// legacy ping: error false
-	// modern initialize: error false
 	// modern server/discover: error false
 }

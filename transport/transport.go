@@ -5,35 +5,74 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
 )
 
-// Request is one request a transport hands its Handler.
+// Request is one message a transport hands its Handler: a request (Serve)
+// or, for middleware, a notification or client response (Receive).
 type Request struct {
-	// Message is the JSON-RPC request.
+	// Message is the JSON-RPC message.
 	Message *jsonrpc.Message
-	// Session is the legacy-era session the request belongs to, nil in the
-	// modern era. Serving initialize sets it to the session it opened.
+	// Kind is the message's era, which the transport decides once, with
+	// Classify; nothing downstream decides it again.
+	Kind Kind
+	// Session is the legacy-era session of a KindSession message; nil
+	// otherwise.
 	Session Session
 	// Notifier sends the messages that belong to the request ahead of its
 	// response (progress, log messages, the legacy era's server-to-client
 	// requests); nil when none can be sent.
 	Notifier Notifier
 	// Cancel cancels the context the request is served with; transports
-	// always set it. A legacy session calls it on notifications/cancelled
-	// and when it ends.
+	// always set it for requests. A legacy session calls it on
+	// notifications/cancelled and when it ends.
 	Cancel context.CancelFunc
-	// CloseStream, when set, closes the connection carrying the response
-	// while the request goes on: a legacy-era (2025-11-25) SSE response,
-	// which the client resumes with Last-Event-ID. Nil elsewhere.
-	CloseStream func()
-	// Attached, when set, reports whether the client still waits for the
-	// response: false once a legacy-era HTTP client left the request's
-	// stream and has not resumed it. A legacy session with nothing else
-	// attached then expires with its idle timeout, cancelling the request.
-	// Nil means the client waits as long as the request runs.
-	Attached func() bool
+}
+
+// Kind is what a message is to the eras, decided once by its transport
+// with Classify.
+type Kind uint8
+
+const (
+	// KindModern is a message of the modern era: served from itself alone.
+	KindModern Kind = iota
+	// KindInitialize is initialize of a legacy-era client: it opens a
+	// session (Serve returns *Opened).
+	KindInitialize
+	// KindSession is a message of the legacy session it is classified
+	// with.
+	KindSession
+)
+
+// Classify decides the era of msg, which arrived on a connection or with
+// a session id naming sess (nil when none): a message that carries modern
+// per-request _meta is modern whatever else is there; otherwise initialize
+// (with no session) opens a session, and anything else belongs to sess
+// when there is one and is modern when there is not (the core then
+// refuses it for its missing _meta). Transports call it once per message;
+// nothing downstream decides again.
+func Classify(msg *jsonrpc.Message, sess Session) Kind {
+	if IsModern(msg) {
+		return KindModern
+	}
+	if sess != nil {
+		return KindSession
+	}
+	if msg.Method == protocol.MethodInitialize && msg.IsRequest() {
+		return KindInitialize
+	}
+	return KindModern
+}
+
+// Opened is what Serve returns for initialize when it opened a session:
+// the initialize result, to send, and the session, for the transport to
+// serve the client's next messages in.
+type Opened struct {
+	protocol.Result
+	Session Session
 }
 
 // Handler serves the MCP messages arriving on a transport. Every request of
@@ -72,29 +111,44 @@ var ErrNoResponse = errors.New("transport: no response")
 // ServeFunc is the type of Handler.Serve.
 type ServeFunc func(ctx context.Context, req *Request) (protocol.Result, error)
 
-// Middleware wraps the serving of every request, of both eras: it sees the
-// request (req.Session tells the era) and what the handler answered, and
-// may answer itself.
+// Middleware wraps the handling of every message of both eras: requests
+// (Serve), whose answer it sees and may replace, and notifications and
+// client responses (Receive: req.Message.IsRequest() is false, and what
+// the chain returns for them is ignored). req.Session tells the era;
+// initialize returns *Opened.
 type Middleware func(next ServeFunc) ServeFunc
 
-// Use returns h with its requests served through the middleware, the first
-// outermost. Everything else h offers (legacy sessions, header parameters,
-// notifications) is kept.
+// Use returns h with its messages handled through the middleware, the
+// first outermost. Everything else h offers (legacy sessions, header
+// parameters) is kept.
 func Use(h Handler, middleware ...Middleware) Handler {
 	serve := h.Serve
+	receive := func(ctx context.Context, req *Request) (protocol.Result, error) {
+		h.Receive(ctx, req.Message, req.Session)
+		return nil, nil
+	}
 	for i := len(middleware) - 1; i >= 0; i-- {
 		serve = middleware[i](serve)
+		receive = middleware[i](receive)
 	}
-	return &wrapped{Handler: h, serve: serve}
+	return &wrapped{Handler: h, serve: serve, receive: receive}
 }
 
 type wrapped struct {
 	Handler
-	serve ServeFunc
+	serve, receive ServeFunc
 }
 
 func (w *wrapped) Serve(ctx context.Context, req *Request) (protocol.Result, error) {
 	return w.serve(ctx, req)
+}
+
+func (w *wrapped) Receive(ctx context.Context, msg *jsonrpc.Message, sess Session) {
+	req := &Request{Message: msg}
+	if sess != nil {
+		req.Kind, req.Session = KindSession, sess
+	}
+	_, _ = w.receive(ctx, req)
 }
 
 // Notifier sends messages that belong to one request (progress, log
@@ -146,6 +200,12 @@ type Session interface {
 	Close()
 	// Done is closed once the session has ended.
 	Done() <-chan struct{}
+	// Hold marks a client attached to the session — a connection that
+	// waits for a response or for the standalone stream — until release is
+	// called: a held session never expires for idleness. A request whose
+	// client went away without coming back does not keep its session; the
+	// idle timeout then ends it, cancelling the request.
+	Hold() (release func())
 	// Attachment returns the value a transport keeps with the session
 	// (its event log, for instance), creating it with create on first use.
 	// It is released with the session.
@@ -186,6 +246,9 @@ func Respond(ctx context.Context, id jsonrpc.ID, res protocol.Result, err error)
 // EncodeResult encodes a result; types that encode themselves by hand are
 // not re-validated.
 func EncodeResult(res protocol.Result) ([]byte, error) {
+	if o, ok := res.(*Opened); ok {
+		res = o.Result
+	}
 	if res == nil {
 		return []byte("{}"), nil
 	}
@@ -203,10 +266,27 @@ func IsModern(msg *jsonrpc.Message) bool {
 	if len(msg.Params) == 0 || msg.Params[0] != '{' {
 		return false
 	}
-	meta := jsonrpc.Member(msg.Params, "_meta")
-	if len(meta) == 0 || meta[0] != '{' {
-		return false
-	}
-	v, _ := jsonrpc.Unquote(jsonrpc.Member(meta, protocol.MetaProtocolVersion))
-	return protocol.IsModern(v)
+	// The params of a decoded message were checked whole, so the first
+	// _meta and version met are the only ones: the reading stops there
+	// (whoever serves the message reads the rest).
+	var version string
+	_ = msg.EachParam(func(k []byte, meta jsontext.Value) error {
+		if string(k) != "_meta" {
+			return nil
+		}
+		if meta.Kind() == '{' {
+			_ = jsonrpc.EachMember(meta, func(k []byte, v jsontext.Value) error {
+				if string(k) != protocol.MetaProtocolVersion {
+					return nil
+				}
+				version, _ = jsonrpc.StringValue(v)
+				return errStop
+			})
+		}
+		return errStop
+	})
+	return protocol.IsModern(version)
 }
+
+// errStop ends a reading that has found what it looked for.
+var errStop = errors.New("stop")

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpkit/mcpkit/internal/jsonvalid"
+	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
 // Principal is the authenticated caller of a request, as the access token
@@ -126,18 +126,16 @@ func invalidProof(format string, args ...any) error {
 type claimSet map[string]any
 
 func decodeClaims(b []byte) (claimSet, error) {
-	// A repeated claim is refused, not resolved: two "aud" or "sub"
-	// members are read differently by different parsers.
-	if err := jsonvalid.Check(b); err != nil {
+	// Read as all peer input is (jsonrpc.Unmarshal): a repeated claim is
+	// refused, not resolved, since two "aud" or "sub" members are read
+	// differently by different parsers; names are exact, and numbers keep
+	// their text.
+	var v jsonrpc.Any
+	if err := jsonrpc.Unmarshal(b, &v); err != nil {
 		return nil, err
 	}
-	d := json.NewDecoder(strings.NewReader(string(b)))
-	d.UseNumber()
-	var m map[string]any
-	if err := d.Decode(&m); err != nil {
-		return nil, err
-	}
-	if m == nil {
+	m, ok := v.Value.(map[string]any)
+	if !ok {
 		return nil, errors.New("not a JSON object")
 	}
 	return m, nil

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
@@ -148,14 +150,16 @@ func typedValue(p *propertySchema, text string) (any, error) {
 // propertyOrder returns the names of a schema's properties in the order
 // the schema lists them.
 func propertyOrder(schema []byte) []string {
-	props := jsonrpc.Member(schema, "properties")
-	if len(props) == 0 || props[0] != '{' {
+	var s struct {
+		Properties jsontext.Value `json:"properties"`
+	}
+	if jsonrpc.Unmarshal(schema, &s) != nil || s.Properties.Kind() != '{' {
 		return nil
 	}
 	var names []string
-	_ = jsonrpc.Members(props, func(k string, _ []byte) bool {
-		names = append(names, k)
-		return true
+	_ = jsonrpc.EachMember(s.Properties, func(k []byte, _ jsontext.Value) error {
+		names = append(names, string(k))
+		return nil
 	})
 	return names
 }

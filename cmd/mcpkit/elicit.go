@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/mcpkit/mcpkit/client"
+	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
 )
 
@@ -67,7 +68,7 @@ func (el *elicitor) handle(ctx context.Context, p *protocol.ElicitParams) (*prot
 		return nil, el.refuse("the server asks to open a URL (" + p.URL + "), which mcpkit does not do")
 	}
 	var sch inputSchema
-	_ = json.Unmarshal(p.RequestedSchema, &sch)
+	_ = jsonrpc.Unmarshal(p.RequestedSchema, &sch)
 	order := propertyOrder(p.RequestedSchema)
 	content := map[string]any{}
 	if el.defaults {
@@ -159,7 +160,7 @@ func (el *elicitor) ask(ctx context.Context, p *protocol.ElicitParams, sch *inpu
 			boolean := prop.kind() == "boolean"
 			if line == "" {
 				var d any
-				if len(prop.Default) > 0 && json.Unmarshal(prop.Default, &d) == nil {
+				if len(prop.Default) > 0 && jsonrpc.Unmarshal(prop.Default, &d) == nil {
 					content[name] = d
 					break
 				}

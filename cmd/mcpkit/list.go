@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mcpkit/mcpkit/client"
+	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
 // lister is one of the list subcommands: what it lists and how it shows a
@@ -145,11 +146,11 @@ func (p *propertySchema) types() []string {
 		return nil
 	}
 	var one string
-	if json.Unmarshal(p.Type, &one) == nil {
+	if jsonrpc.Unmarshal(p.Type, &one) == nil {
 		return []string{one}
 	}
 	var many []string
-	_ = json.Unmarshal(p.Type, &many)
+	_ = jsonrpc.Unmarshal(p.Type, &many)
 	return many
 }
 
@@ -175,7 +176,7 @@ func (p *propertySchema) kind() string {
 
 func parseInputSchema(raw json.RawMessage) *inputSchema {
 	var s inputSchema
-	_ = json.Unmarshal(raw, &s)
+	_ = jsonrpc.Unmarshal(raw, &s)
 	return &s
 }
 

@@ -15,6 +15,8 @@ import (
 	"text/tabwriter"
 	"unicode/utf8"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
 	"github.com/mcpkit/mcpkit/transport"
@@ -57,21 +59,20 @@ func writeResult(w io.Writer, v any, legacy bool) error {
 // legacy era.
 func tidyResult(raw []byte, legacy bool) []byte {
 	out := []byte{'{'}
-	err := jsonrpc.RawMembers(raw, func(k, v []byte) bool {
+	err := jsonrpc.EachMember(raw, func(k []byte, v jsontext.Value) error {
 		switch key, val := string(k), string(v); {
 		case key == "resultType" && val == `""`,
 			legacy && key == "ttlMs" && val == "0",
 			legacy && key == "cacheScope" && val == `""`:
-			return true
+			return nil
 		}
 		if len(out) > 1 {
 			out = append(out, ',')
 		}
-		out = append(out, '"')
-		out = append(out, k...)
-		out = append(out, '"', ':')
+		out, _ = jsontext.AppendQuote(out, k)
+		out = append(out, ':')
 		out = append(out, v...)
-		return true
+		return nil
 	})
 	if err != nil {
 		return raw
@@ -246,7 +247,7 @@ func describe(err error, connecting bool) (string, int) {
 // MissingRequiredClientCapability error asks for, or "".
 func missingCapabilities(e *jsonrpc.Error) string {
 	var d protocol.MissingCapabilityData
-	if len(e.Data) == 0 || json.Unmarshal(e.Data, &d) != nil {
+	if len(e.Data) == 0 || jsonrpc.Unmarshal(e.Data, &d) != nil {
 		return ""
 	}
 	var names []string

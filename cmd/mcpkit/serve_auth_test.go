@@ -1,6 +1,10 @@
 package main
 
 import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -77,6 +81,33 @@ func TestServeSQLHelpMentionsAuth(t *testing.T) {
 	for _, want := range []string{"--auth-issuer", "--auth-introspection-url", "--auth-scope", "--auth-write-scope", "--public-url", "--insecure-no-auth", "--tls-cert", "--tls-key"} {
 		if r.code != exitOK || !strings.Contains(r.stdout, want) {
 			t.Errorf("help lacks %s: %d %s", want, r.code, r.stdout)
+		}
+	}
+}
+
+// TestDiscoverIssuerReadsStrictly: the authorization server's metadata is
+// read as all peer JSON is: an "issuer" repeated, or spelt in another case,
+// does not pass for the issuer serve sql was given.
+func TestDiscoverIssuerReadsStrictly(t *testing.T) {
+	var body string
+	as := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, strings.ReplaceAll(body, "ISS", "http://"+r.Host))
+	}))
+	defer as.Close()
+	for doc, ok := range map[string]bool{
+		`{"issuer":"ISS"}`:                     true,
+		`{"issuer":"http://elsewhere"}`:        false,
+		`{"Issuer":"ISS"}`:                     false,
+		`{"issuer":"http://x","issuer":"ISS"}`: false,
+		`{"issuer":"ISS","issuer":"ISS"}`:      false,
+		"{\"issuer\":\"ISS\",\"n\":\"\xff\"}":  false,
+		`{"issuer":"ISS"} {}`:                  false,
+	} {
+		body = doc
+		err := discoverIssuer(context.Background(), as.URL)
+		if (err == nil) != ok {
+			t.Errorf("metadata %s: %v", doc, err)
 		}
 	}
 }

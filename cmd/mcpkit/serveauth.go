@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/auth/resource"
+	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/server"
 )
 
@@ -172,6 +172,9 @@ func (s *serveSecurity) resourceURL(ln net.Listener) string {
 	return scheme + "://" + ln.Addr().String() + "/mcp"
 }
 
+// maxIssuerMetadata bounds the authorization server metadata read.
+const maxIssuerMetadata = 1 << 20
+
 // discoverIssuer fetches the issuer's metadata (RFC 8414, then OpenID
 // Connect Discovery) to fail at start rather than at the first request
 // when the issuer is wrong or unreachable.
@@ -190,11 +193,20 @@ func discoverIssuer(ctx context.Context, issuer string) error {
 			last = err
 			continue
 		}
+		// The metadata is peer input, read as all of it is
+		// (jsonrpc.Unmarshal): a second "issuer", or an "Issuer", does not
+		// stand in for the one checked here.
 		var md struct {
 			Issuer string `json:"issuer"`
 		}
-		err = json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&md)
+		body, err := io.ReadAll(io.LimitReader(resp.Body, maxIssuerMetadata+1))
 		resp.Body.Close()
+		if err == nil && len(body) > maxIssuerMetadata {
+			err = fmt.Errorf("the metadata exceeds %d bytes", maxIssuerMetadata)
+		}
+		if err == nil {
+			err = jsonrpc.Unmarshal(body, &md)
+		}
 		switch {
 		case resp.StatusCode != http.StatusOK:
 			last = fmt.Errorf("GET %s: %s", u, resp.Status)

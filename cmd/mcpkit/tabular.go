@@ -5,9 +5,12 @@ import (
 	"encoding/base64"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
@@ -46,7 +49,7 @@ func parseTabular(raw json.RawMessage) (t *tabular, ok bool) {
 	}
 	list := raw
 	var obj map[string]json.RawMessage
-	if json.Unmarshal(raw, &obj) == nil && len(obj) == 1 {
+	if jsonrpc.Unmarshal(raw, &obj) == nil && len(obj) == 1 {
 		for _, v := range obj {
 			list = v
 		}
@@ -64,17 +67,17 @@ func queryRows(raw json.RawMessage) (*tabular, bool) {
 		Notice     json.RawMessage     `json:"notice"`
 		NextCursor json.RawMessage     `json:"next_cursor"`
 	}
-	if json.Unmarshal(raw, &q) != nil || len(q.Columns) == 0 || q.Rows == nil {
+	if jsonrpc.Unmarshal(raw, &q) != nil || len(q.Columns) == 0 || q.Rows == nil {
 		return nil, false
 	}
 	t := &tabular{query: true, columns: make([]string, len(q.Columns)), rows: q.Rows}
 	for i, c := range q.Columns {
 		var name string
-		if json.Unmarshal(c, &name) != nil {
+		if jsonrpc.Unmarshal(c, &name) != nil {
 			var col struct {
 				Name *string `json:"name"`
 			}
-			if json.Unmarshal(c, &col) != nil || col.Name == nil {
+			if jsonrpc.Unmarshal(c, &col) != nil || col.Name == nil {
 				return nil, false
 			}
 			name = *col.Name
@@ -86,17 +89,20 @@ func queryRows(raw json.RawMessage) (*tabular, bool) {
 			return nil, false
 		}
 	}
-	_ = json.Unmarshal(q.Notice, &t.notice)
-	_ = json.Unmarshal(q.NextCursor, &t.nextCursor)
+	_ = jsonrpc.Unmarshal(q.Notice, &t.notice)
+	_ = jsonrpc.Unmarshal(q.NextCursor, &t.nextCursor)
 	return t, true
 }
+
+// errNotFlat stops reading an object that has a nested value.
+var errNotFlat = errors.New("not flat")
 
 // flatRows reads a JSON array of objects whose members are all scalars.
 // The columns are the union of the objects' keys, in the order they first
 // appear.
 func flatRows(raw json.RawMessage) (*tabular, bool) {
 	var items []json.RawMessage
-	if json.Unmarshal(raw, &items) != nil || len(items) == 0 {
+	if jsonrpc.Unmarshal(raw, &items) != nil || len(items) == 0 {
 		return nil, false
 	}
 	t := &tabular{objects: items}
@@ -105,17 +111,18 @@ func flatRows(raw json.RawMessage) (*tabular, bool) {
 	for _, item := range items {
 		row := map[string]json.RawMessage{}
 		flat := true
-		err := jsonrpc.Members(item, func(k string, v []byte) bool {
-			if len(v) > 0 && (v[0] == '{' || v[0] == '[') {
+		err := jsonrpc.EachMember(item, func(name []byte, v jsontext.Value) error {
+			if k := v.Kind(); k == '{' || k == '[' {
 				flat = false
-				return false
+				return errNotFlat
 			}
+			k := string(name)
 			if _, seen := index[k]; !seen {
 				index[k] = len(t.columns)
 				t.columns = append(t.columns, k)
 			}
-			row[k] = v
-			return true
+			row[k] = json.RawMessage(v)
+			return nil
 		})
 		if err != nil || !flat {
 			return nil, false
@@ -146,7 +153,7 @@ func cellText(v json.RawMessage, sizes bool) string {
 	switch v[0] {
 	case '"':
 		var s string
-		if json.Unmarshal(v, &s) == nil {
+		if jsonrpc.Unmarshal(v, &s) == nil {
 			return s
 		}
 	case '{', '[':
@@ -167,11 +174,11 @@ func cellText(v json.RawMessage, sizes bool) string {
 // member "base64" holds the bytes in standard base64.
 func binarySize(v json.RawMessage) (int, bool) {
 	var obj map[string]json.RawMessage
-	if json.Unmarshal(v, &obj) != nil || len(obj) != 1 {
+	if jsonrpc.Unmarshal(v, &obj) != nil || len(obj) != 1 {
 		return 0, false
 	}
 	var b64 string
-	if json.Unmarshal(obj["base64"], &b64) != nil {
+	if jsonrpc.Unmarshal(obj["base64"], &b64) != nil {
 		return 0, false
 	}
 	b, err := base64.StdEncoding.DecodeString(b64)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/protocol"
 	"github.com/mcpkit/mcpkit/server"
+	"github.com/mcpkit/mcpkit/transport/streamable"
 )
 
 // Fixtures of the 2025-11-25 scenarios: server-to-client requests (which
@@ -93,7 +94,8 @@ func addLegacyTools(s *server.Server) {
 
 	server.AddTool(s, &protocol.Tool{Name: "test_reconnection", Description: "Closes its response's connection mid-call; legacy clients resume with Last-Event-ID"},
 		func(ctx context.Context, req *server.CallRequest, _ NoArgs) (string, error) {
-			req.CloseStream()
+			// Over Streamable HTTP only; elsewhere the stream stays.
+			_ = streamable.NewResponseController(ctx).CloseStream()
 			if err := sleep(ctx, 100*time.Millisecond); err != nil {
 				return "", err
 			}

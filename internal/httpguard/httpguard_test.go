@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestNegotiate(t *testing.T) {
@@ -134,5 +135,56 @@ func TestHostPolicy(t *testing.T) {
 		if got := NewHostPolicy(tc.list).Allowed(r); got != tc.want {
 			t.Errorf("%v on %v: Allowed(%q) = %v, want %v", tc.list, tc.on, tc.host, got, tc.want)
 		}
+	}
+}
+
+// TestShutdownPerServer: a server shutting down ends the streams it
+// serves, and only those: the same handler served by another server, or
+// by a server started after, keeps its streams.
+func TestShutdownPerServer(t *testing.T) {
+	sd := NewShutdown()
+	ended := make(chan string, 4)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		http.NewResponseController(w).Flush()
+		select {
+		case <-sd.Watch(r).Done():
+			ended <- r.URL.Path
+		case <-r.Context().Done():
+		}
+	})
+	start := func() (*httptest.Server, *http.Response) {
+		ts := httptest.NewServer(h)
+		resp, err := ts.Client().Get(ts.URL + "/stream")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ts, resp
+	}
+	a, ra := start()
+	b, rb := start()
+	defer func() {
+		rb.Body.Close()
+		b.Close()
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := a.Config.Shutdown(ctx); err != nil {
+		t.Fatalf("shutting a down: %v", err)
+	}
+	ra.Body.Close()
+	if got := <-ended; got != "/stream" {
+		t.Fatalf("ended %q", got)
+	}
+	// A server started after a's shutdown, and b, keep their streams.
+	c, rc := start()
+	defer func() {
+		rc.Body.Close()
+		c.Close()
+	}()
+	select {
+	case p := <-ended:
+		t.Fatalf("a stream of another server ended (%s)", p)
+	case <-time.After(200 * time.Millisecond):
 	}
 }

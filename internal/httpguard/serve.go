@@ -23,27 +23,37 @@ func WriteError(w http.ResponseWriter, status int, id *jsonrpc.ID, e *jsonrpc.Er
 }
 
 // Shutdown ends a handler's long-lived streams when an http.Server that
-// serves the handler shuts down, so that Shutdown does not wait for them.
+// serves them shuts down, so that Shutdown does not wait for them. Each
+// server has its own context: one server shutting down ends its streams
+// only, never those of another server (or a later one) serving the same
+// handler.
 type Shutdown struct {
-	ctx    context.Context
-	cancel context.CancelFunc
-	hooked sync.Map // *http.Server → true once the hook is registered
+	mu      sync.Mutex
+	servers map[*http.Server]context.Context
 }
 
-// NewShutdown returns a Shutdown whose context no server has ended yet.
+// NewShutdown returns a Shutdown that watches no server yet.
 func NewShutdown() *Shutdown {
-	s := &Shutdown{}
-	s.ctx, s.cancel = context.WithCancel(context.Background())
-	return s
+	return &Shutdown{servers: map[*http.Server]context.Context{}}
 }
 
-// Watch makes the http.Server serving r (once per server) end the
-// returned context when it shuts down.
+// Watch returns a context that ends when the http.Server serving r shuts
+// down (registering that once per server); a request served without an
+// http.Server gets a context that never ends.
 func (s *Shutdown) Watch(r *http.Request) context.Context {
-	if srv, ok := r.Context().Value(http.ServerContextKey).(*http.Server); ok {
-		if _, loaded := s.hooked.LoadOrStore(srv, true); !loaded {
-			srv.RegisterOnShutdown(s.cancel)
-		}
+	srv, ok := r.Context().Value(http.ServerContextKey).(*http.Server)
+	if !ok {
+		return context.Background()
 	}
-	return s.ctx
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ctx, ok := s.servers[srv]; ok {
+		return ctx
+	}
+	// The entry stays after the server shut down, so that a stream it
+	// still accepts ends at once.
+	ctx, cancel := context.WithCancel(context.Background())
+	srv.RegisterOnShutdown(cancel)
+	s.servers[srv] = ctx
+	return ctx
 }

@@ -58,7 +58,11 @@ func TestInitializeVersionNegotiation(t *testing.T) {
 			if resp.Error != nil || ts == nil {
 				t.Fatalf("initialize failed: %s", wire(resp))
 			}
-			got, _ := jsonrpc.Unquote(jsonrpc.Member(resp.Result, "protocolVersion"))
+			var r struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			}
+			_ = jsonrpc.Unmarshal(resp.Result, &r)
+			got := r.ProtocolVersion
 			if got != tt.want {
 				t.Errorf("protocolVersion %q, want %q", got, tt.want)
 			}

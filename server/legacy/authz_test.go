@@ -25,7 +25,7 @@ func as(principal string, scopes ...string) context.Context {
 
 // serveErr serves a request of the session and returns Serve's error.
 func serveErr(ctx context.Context, a *legacy.Adapter, s transport.Session, msg *jsonrpc.Message) error {
-	_, err := a.Serve(ctx, &transport.Request{Message: msg, Session: s, Cancel: func() {}})
+	_, err := a.Serve(ctx, &transport.Request{Message: msg, Kind: transport.KindSession, Session: s, Cancel: func() {}})
 	return err
 }
 

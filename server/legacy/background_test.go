@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -160,13 +159,16 @@ func TestBusySessionWhoseClientLeftExpires(t *testing.T) {
 				defer a.Close()
 				defer close(core.release)
 				s := open(t, a, `{}`, true)
-				var attached atomic.Bool
-				attached.Store(waiting)
+				// The transport holds the session while its client waits.
+				release := func() {}
+				if waiting {
+					release = s.Hold()
+				}
 				done := make(chan error, 1)
 				go func() {
 					ctx, cancel := context.WithCancel(context.Background())
 					defer cancel()
-					_, err := a.Serve(ctx, &transport.Request{Message: req(t, "5", "tools/call", `{"name":"block"}`), Session: s, Cancel: cancel, Attached: attached.Load})
+					_, err := a.Serve(ctx, &transport.Request{Message: req(t, "5", "tools/call", `{"name":"block"}`), Kind: transport.KindSession, Session: s, Cancel: cancel})
 					done <- err
 				}()
 				<-core.started
@@ -176,7 +178,7 @@ func TestBusySessionWhoseClientLeftExpires(t *testing.T) {
 					if a.Sessions() != 1 {
 						t.Fatal("the session of a waiting client expired")
 					}
-					attached.Store(false) // the client goes now
+					release() // the client goes now
 					time.Sleep(2 * time.Minute)
 					synctest.Wait()
 				}

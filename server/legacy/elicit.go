@@ -1,6 +1,7 @@
 package legacy
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 
@@ -135,4 +136,31 @@ func (s *Session) ElicitationComplete(id string, n transport.Notifier) error {
 	}
 	s.a.forgetElicitation(s, id)
 	return nil
+}
+
+// sessionNotifier is the notifier the core gets for a request of a
+// session: it shapes what the core sends for the session's revision, and
+// checks the completions of URL elicitations the core sends on the
+// request's stream (Request.ElicitationComplete) against the ids the
+// session was sent, forgetting each id once it is completed.
+type sessionNotifier struct {
+	s *Session
+	n transport.Notifier
+}
+
+// completionPrefix starts every notifications/elicitation/complete that
+// jsonrpc.AppendNotification encodes, as the core's do.
+var completionPrefix = []byte(`{"jsonrpc":"2.0","method":"` + protocol.NotificationElicitationComplete + `"`)
+
+func (sn sessionNotifier) Notify(msg []byte) error {
+	if !bytes.HasPrefix(msg, completionPrefix) {
+		return sn.n.Notify(msg)
+	}
+	var p struct {
+		Params protocol.ElicitationCompleteParams `json:"params"`
+	}
+	if err := jsonrpc.Unmarshal(msg, &p); err != nil {
+		return err
+	}
+	return sn.s.ElicitationComplete(p.Params.ElicitationID, sn.n)
 }

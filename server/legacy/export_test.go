@@ -45,9 +45,11 @@ func serveAs(ctx context.Context, h transport.Handler, req *transport.Request) *
 	return transport.Respond(ctx, req.Message.ID, res, err)
 }
 
-// Handle serves a request of the session.
+// Handle serves a request of the session, held meanwhile as transports
+// hold it while their client waits.
 func (s *Session) Handle(ctx context.Context, msg *jsonrpc.Message, n transport.Notifier) *jsonrpc.Response {
-	return serveAs(ctx, s.a, &transport.Request{Message: msg, Session: s, Notifier: n})
+	defer s.Hold()()
+	return serveAs(ctx, s.a, &transport.Request{Message: msg, Kind: transport.Classify(msg, s), Session: s, Notifier: n})
 }
 
 // HandleNotification passes a notification of the session.
@@ -60,22 +62,25 @@ func (s *Session) HandleResponse(ctx context.Context, msg *jsonrpc.Message) { s.
 
 // Handle serves a request that belongs to no session.
 func (a *Adapter) Handle(ctx context.Context, msg *jsonrpc.Message, n transport.Notifier) *jsonrpc.Response {
-	return serveAs(ctx, a, &transport.Request{Message: msg, Notifier: n})
+	return serveAs(ctx, a, &transport.Request{Message: msg, Kind: transport.Classify(msg, nil), Notifier: n})
 }
 
 // Initialize serves initialize, returning the session it opened (nil when
 // none) and the response.
 func (a *Adapter) Initialize(ctx context.Context, msg *jsonrpc.Message) (TestSession, *jsonrpc.Response) {
-	req := &transport.Request{Message: msg}
-	resp := serveAs(ctx, a, req)
-	if req.Session == nil {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	res, err := a.Serve(ctx, &transport.Request{Message: msg, Kind: transport.KindInitialize, Cancel: cancel})
+	resp := transport.Respond(ctx, msg.ID, res, err)
+	o, ok := res.(*transport.Opened)
+	if !ok {
 		return nil, resp
 	}
-	return req.Session.(*Session), resp
+	return a.own(o.Session), resp
 }
 
 // InitializeErr serves initialize and returns its error.
 func (a *Adapter) InitializeErr(ctx context.Context, msg *jsonrpc.Message) error {
-	_, err := a.Serve(ctx, &transport.Request{Message: msg, Cancel: func() {}})
+	_, err := a.Serve(ctx, &transport.Request{Message: msg, Kind: transport.KindInitialize, Cancel: func() {}})
 	return err
 }

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
 	"github.com/mcpkit/mcpkit/transport"
@@ -20,20 +22,23 @@ import (
 // maps the typed result or error to the legacy shapes.
 func (s *Session) serveCore(ctx context.Context, req *transport.Request) (protocol.Result, error) {
 	msg := req.Message
-	// One allocation for the core's context and request, reused by the
-	// rounds, which run one after the other.
-	c := &coreCall{ctx: sessionContext{Context: ctx, s: s}}
-	notifier := s.rev.notifier(req.Notifier)
+	// One allocation for the core's request, reused by the rounds, which
+	// run one after the other.
+	c := &coreCall{}
+	var notifier transport.Notifier
+	if req.Notifier != nil {
+		notifier = sessionNotifier{s: s, n: s.rev.notifier(req.Notifier)}
+	}
 	var answers map[string]json.RawMessage
 	state := ""
 	for round := 0; ; round++ {
-		p, err := s.modernParams(msg.Params, answers, state)
+		p, err := s.modernParams(msg, answers, state)
 		if err != nil {
 			return nil, err
 		}
 		c.msg = jsonrpc.Message{ID: msg.ID, Method: msg.Method, Params: p}
-		c.req = transport.Request{Message: &c.msg, Notifier: notifier, Cancel: req.Cancel, CloseStream: req.CloseStream}
-		res, err := s.a.core.ServeModern(&c.ctx, &c.req)
+		c.req = transport.Request{Message: &c.msg, Kind: transport.KindSession, Session: s, Notifier: notifier, Cancel: req.Cancel}
+		res, err := s.a.core.ServeModern(ctx, &c.req)
 		if err != nil {
 			return nil, legacyError(err)
 		}
@@ -66,34 +71,11 @@ func (s *Session) serveCore(ctx context.Context, req *transport.Request) (protoc
 	}
 }
 
-// coreCall is what serveCore hands the core: the context, which names the
-// session, and the request.
+// coreCall is what serveCore hands the core: the request of a round,
+// whose Session names the session it belongs to.
 type coreCall struct {
-	ctx sessionContext
 	req transport.Request
 	msg jsonrpc.Message
-}
-
-type sessionKey struct{}
-
-// sessionContext is a request's context that names its session.
-type sessionContext struct {
-	context.Context
-	s *Session
-}
-
-func (c *sessionContext) Value(key any) any {
-	if key == (sessionKey{}) {
-		return c.s
-	}
-	return c.Context.Value(key)
-}
-
-// SessionFrom returns the session the core serves a request for, from the
-// request's context: nil for a modern request.
-func SessionFrom(ctx context.Context) *Session {
-	s, _ := ctx.Value(sessionKey{}).(*Session)
-	return s
 }
 
 // inputParams encodes the params of a request for the client as the
@@ -221,7 +203,8 @@ func (s *Session) ask(ctx context.Context, n transport.Notifier, method string, 
 // with the session's per-request _meta, keeping the request's own _meta
 // members (such as a progressToken) and dropping MRTR members, which only
 // the session sets: the answers and state of a retry, when given.
-func (s *Session) modernParams(params []byte, answers map[string]json.RawMessage, state string) ([]byte, error) {
+func (s *Session) modernParams(msg *jsonrpc.Message, answers map[string]json.RawMessage, state string) ([]byte, error) {
+	params := msg.Params
 	members := s.metaMembers()
 	out := make([]byte, 0, len(params)+len(members)+64)
 	out = append(out, '{')
@@ -230,16 +213,16 @@ func (s *Session) modernParams(params []byte, answers map[string]json.RawMessage
 		if params[0] != '{' {
 			return nil, protocol.InvalidParams("params must be an object")
 		}
-		err := jsonrpc.RawMembers(params, func(key, value []byte) bool {
+		err := msg.EachParam(func(key []byte, value jsontext.Value) error {
 			switch string(key) {
 			case "_meta":
 				own = value
-				return true
+				return nil
 			case "inputResponses", "requestState":
-				return true
+				return nil
 			}
 			out = appendMember(out, key, value)
-			return true
+			return nil
 		})
 		if err != nil {
 			return nil, protocol.InvalidParams("malformed params")
@@ -250,16 +233,16 @@ func (s *Session) modernParams(params []byte, answers map[string]json.RawMessage
 	}
 	out = append(out, `"_meta":{`...)
 	if own != nil && own[0] == '{' {
-		_ = jsonrpc.RawMembers(own, func(key, value []byte) bool {
+		_ = jsonrpc.EachMember(own, func(key []byte, value jsontext.Value) error {
 			switch string(key) {
 			case protocol.MetaProtocolVersion, protocol.MetaClientCapabilities, protocol.MetaClientInfo, protocol.MetaLogLevel:
-				return true
+				return nil
 			}
 			out = appendQuoted(out, key)
 			out = append(out, ':')
 			out = append(out, value...)
 			out = append(out, ',')
-			return true
+			return nil
 		})
 	}
 	out = append(out, members...)

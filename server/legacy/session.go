@@ -43,6 +43,7 @@ type Session struct {
 	nextID      atomic.Int64
 	attachment  any
 	readers     int // calls of Next waiting: the standalone stream is attached
+	holds       int // clients attached (Hold)
 
 	metaOnce  sync.Once
 	metaCache []byte
@@ -95,28 +96,40 @@ func (s *Session) expired(now time.Time) bool {
 	return !s.busy() && now.Sub(time.Unix(0, s.lastUsed.Load())) > s.a.opts.IdleTimeout
 }
 
+// errSessionClosed answers a request of a session that has ended.
+var errSessionClosed = jsonrpc.NewError(protocol.CodeInvalidRequest, "session closed", nil)
+
 // inflight is a request of the session being served.
 type inflight struct {
-	cancel   context.CancelFunc
-	attached func() bool // nil: the client is there while the request runs
+	cancel context.CancelFunc
 }
 
-// busy reports a client waiting: a standalone stream attached, or a
-// request whose client still waits for its response. A request whose
-// client went away (and did not come back for it) does not keep the
-// session: it expires with the idle timeout, which cancels the request.
+// busy reports a client attached: the standalone stream read, or a
+// connection held (Hold) — waiting for a response, following a stream. A
+// request whose client went away (and did not come back for it) does not
+// keep the session: it expires with the idle timeout, which cancels the
+// request.
 func (s *Session) busy() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.readers > 0 {
-		return true
+	return s.readers > 0 || s.holds > 0
+}
+
+// Hold marks a client attached until release is called; a held session
+// does not expire. It implements transport.Session.
+func (s *Session) Hold() (release func()) {
+	s.mu.Lock()
+	s.holds++
+	s.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			s.holds--
+			s.mu.Unlock()
+			s.touch()
+		})
 	}
-	for _, r := range s.inflight {
-		if r.attached == nil || r.attached() {
-			return true
-		}
-	}
-	return false
 }
 
 // Close ends the session: its requests are cancelled, its standalone stream
@@ -264,9 +277,9 @@ func (s *Session) serve(ctx context.Context, req *transport.Request) (protocol.R
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "session closed", nil)
+		return nil, errSessionClosed
 	}
-	s.inflight[msg.ID] = inflight{cancel: cancel, attached: req.Attached}
+	s.inflight[msg.ID] = inflight{cancel: cancel}
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
@@ -321,12 +334,10 @@ func (s *Session) handle(ctx context.Context, req *transport.Request) (protocol.
 		s.mu.Unlock()
 		s.save()
 		return &protocol.EmptyResult{}, nil
-	case protocol.MethodToolsList, protocol.MethodToolsCall, protocol.MethodResourcesList,
-		protocol.MethodResourceTemplatesList, protocol.MethodResourcesRead,
-		protocol.MethodPromptsList, protocol.MethodPromptsGet, protocol.MethodComplete:
-		return s.serveCore(ctx, req)
 	}
-	return nil, protocol.MethodNotFound(msg.Method)
+	// Every other method is the core's: its method table says which it
+	// serves to legacy sessions.
+	return s.serveCore(ctx, req)
 }
 
 func orEmpty(b []byte) []byte {

@@ -1,6 +1,8 @@
 package legacy
 
 import (
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
 	"github.com/mcpkit/mcpkit/transport"
@@ -420,11 +422,11 @@ func (p progressNotifier) Notify(msg []byte) error {
 	}
 	params := make([]byte, 0, len(m.Params))
 	params = append(params, '{')
-	_ = jsonrpc.RawMembers(m.Params, func(key, value []byte) bool {
+	_ = jsonrpc.EachMember(m.Params, func(key []byte, value jsontext.Value) error {
 		if string(key) != "message" {
 			params = appendMember(params, key, value)
 		}
-		return true
+		return nil
 	})
 	return p.n.Notify(jsonrpc.AppendNotification(nil, m.Method, append(params, '}')))
 }

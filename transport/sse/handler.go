@@ -315,11 +315,10 @@ type watched struct {
 }
 
 func (h *watched) Serve(ctx context.Context, req *transport.Request) (protocol.Result, error) {
-	before := req.Session
 	res, err := h.Handler.Serve(ctx, req)
-	if before == nil && req.Session != nil {
+	if o, ok := res.(*transport.Opened); ok && o.Session != nil {
 		select {
-		case h.opened <- req.Session:
+		case h.opened <- o.Session:
 		default:
 		}
 	}

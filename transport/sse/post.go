@@ -9,8 +9,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/mcpkit/mcpkit/internal/httpguard"
-	"github.com/mcpkit/mcpkit/internal/jsonvalid"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
 	"github.com/mcpkit/mcpkit/transport"
@@ -97,11 +98,11 @@ func (x *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_ = rc.SetReadDeadline(time.Time{})
-	// Decoding checks the body (jsonvalid.Check) and its shape, so only a
+	// Decoding checks the body (as jsonrpc.Unmarshal does) and its shape, so only a
 	// valid message reaches the stream. A batch is checked as JSON here
 	// and taken, as on stdio, only by a session of revision 2025-03-26.
 	if jsonrpc.IsBatch(body) {
-		if err := jsonvalid.Check(body); err != nil {
+		if err := jsonrpc.Unmarshal(body, new(jsontext.Value)); err != nil {
 			release()
 			httpguard.WriteError(w, http.StatusBadRequest, nil, jsonrpc.NewError(protocol.CodeParseError, "parse error: "+err.Error(), nil))
 			return

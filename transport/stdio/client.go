@@ -199,17 +199,15 @@ func progressToken(params json.RawMessage) string {
 	if len(params) == 0 || params[0] != '{' {
 		return ""
 	}
-	meta := jsonrpc.Member(params, "_meta")
-	if len(meta) == 0 || meta[0] != '{' {
+	var p struct {
+		Meta struct {
+			Token *jsonrpc.ID `json:"progressToken"`
+		} `json:"_meta"`
+	}
+	if jsonrpc.Unmarshal(params, &p) != nil || p.Meta.Token == nil || !p.Meta.Token.IsValid() {
 		return ""
 	}
-	if t := jsonrpc.Member(meta, protocol.MetaProgressToken); t != nil {
-		var id jsonrpc.ID
-		if id.UnmarshalJSON(t) == nil && id.IsValid() {
-			return string(id.Raw())
-		}
-	}
-	return ""
+	return string(p.Meta.Token.Raw())
 }
 
 // Send writes a notification or a response. It implements

@@ -124,19 +124,19 @@ func TestDualEraInterleaved(t *testing.T) {
 
 	// A modern request before any handshake.
 	c.send(`{"jsonrpc":"2.0","id":"m0","method":"server/discover","params":{` + modernMeta + `}}`)
-	if r := resultOf(t, c.response(`"m0"`)); jsonrpc.Member(r, "resultType") == nil {
+	if r := resultOf(t, c.response(`"m0"`)); member(r, "resultType") == nil {
 		t.Errorf("modern server/discover without resultType: %s", r)
 	}
 
 	init := c.initialize(`{}`)
 	r := resultOf(t, init)
-	if v, _ := jsonrpc.Unquote(jsonrpc.Member(r, "protocolVersion")); v != "2025-11-25" {
+	if v, _ := jsonrpc.StringValue(member(r, "protocolVersion")); v != "2025-11-25" {
 		t.Errorf("initialize: protocolVersion %q in %s", v, init)
 	}
-	if want := `{"name":"mcpkit-everything-server","version":"0.1.0"}`; string(jsonrpc.Member(r, "serverInfo")) != want {
-		t.Errorf("initialize: serverInfo %s", jsonrpc.Member(r, "serverInfo"))
+	if want := `{"name":"mcpkit-everything-server","version":"0.1.0"}`; string(member(r, "serverInfo")) != want {
+		t.Errorf("initialize: serverInfo %s", member(r, "serverInfo"))
 	}
-	if jsonrpc.Member(jsonrpc.Member(r, "capabilities"), "extensions") != nil {
+	if member(member(r, "capabilities"), "extensions") != nil {
 		t.Errorf("initialize advertises the modern extensions member: %s", r)
 	}
 
@@ -151,12 +151,12 @@ func TestDualEraInterleaved(t *testing.T) {
 	)
 	legacyList := resultOf(t, c.response("1"))
 	modernList := resultOf(t, c.response(`"m1"`))
-	for _, member := range []string{"resultType", "ttlMs", "cacheScope", "_meta"} {
-		if jsonrpc.Member(legacyList, member) != nil {
-			t.Errorf("legacy tools/list carries %s", member)
+	for _, name := range []string{"resultType", "ttlMs", "cacheScope", "_meta"} {
+		if member(legacyList, name) != nil {
+			t.Errorf("legacy tools/list carries %s", name)
 		}
-		if jsonrpc.Member(modernList, member) == nil {
-			t.Errorf("modern tools/list lacks %s", member)
+		if member(modernList, name) == nil {
+			t.Errorf("modern tools/list lacks %s", name)
 		}
 	}
 	if !strings.Contains(string(legacyList), `"name":"test_elicitation"`) {
@@ -315,4 +315,14 @@ func TestDualEraIdleSession(t *testing.T) {
 	if got := c.notification("notifications/tools/list_changed"); got != `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}` {
 		t.Errorf("list change: %s", got)
 	}
+}
+
+// member returns the raw value of the member key of the JSON object obj,
+// or nil.
+func member(obj []byte, key string) []byte {
+	var m map[string]json.RawMessage
+	if jsonrpc.Unmarshal(obj, &m) != nil {
+		return nil
+	}
+	return m[key]
 }

@@ -44,7 +44,8 @@ func (p *principalStub) Receive(ctx context.Context, msg *jsonrpc.Message, sess 
 // TestServeMessagesContext: each message is served with its own context's
 // values (here the principal), not cancelled when that context ends (the
 // POST that carried it is over) but when ServeMessages' context does; Done
-// is called once the response is written.
+// is called once the request is answered (its response then in the output
+// or on its way there, its bytes held by the connection's budget).
 func TestServeMessagesContext(t *testing.T) {
 	checkLeaks(t)
 	st := &principalStub{stub: newStub()}
@@ -71,18 +72,15 @@ func TestServeMessagesContext(t *testing.T) {
 	end() // the request that carried it is over
 	done := make(chan string, 4)
 	in <- stdio.Message{Data: []byte(request("1", "who")), Context: ended, Done: func() { done <- out.String() }}
-	if got := <-done; !strings.Contains(got, `{"jsonrpc":"2.0","id":1,"result":"alice"}`) {
-		t.Fatalf("when Done was called the output was %q", got)
-	}
+	<-done
+	waitOutput(t, out, `{"jsonrpc":"2.0","id":1,"result":"alice"}`)
 	in <- stdio.Message{Data: []byte(request("2", "who")), Context: transport.WithPrincipal(context.Background(), "bob"), Done: func() { done <- out.String() }}
-	if got := <-done; !strings.Contains(got, `{"jsonrpc":"2.0","id":2,"result":"bob"}`) {
-		t.Fatalf("when Done was called the output was %q", got)
-	}
+	<-done
+	waitOutput(t, out, `{"jsonrpc":"2.0","id":2,"result":"bob"}`)
 	// Without a context of its own, a message has ServeMessages'.
 	in <- stdio.Message{Data: []byte(request("3", "who")), Done: func() { done <- out.String() }}
-	if got := <-done; !strings.Contains(got, `{"jsonrpc":"2.0","id":3,"result":""}`) {
-		t.Fatalf("when Done was called the output was %q", got)
-	}
+	<-done
+	waitOutput(t, out, `{"jsonrpc":"2.0","id":3,"result":""}`)
 	in <- stdio.Message{Data: []byte(`{"jsonrpc":"2.0","method":"notifications/x"}`), Context: transport.WithPrincipal(context.Background(), "carol"), Done: func() { done <- "" }}
 	<-done
 	st.mu.Lock()
@@ -92,9 +90,8 @@ func TestServeMessagesContext(t *testing.T) {
 	st.mu.Unlock()
 	// A malformed message is answered and done with too.
 	in <- stdio.Message{Data: []byte(`{"jsonrpc":"2.0","id":4,`), Done: func() { done <- out.String() }}
-	if got := <-done; !strings.Contains(got, `"code":-32700`) {
-		t.Fatalf("when Done was called the output was %q", got)
-	}
+	<-done
+	waitOutput(t, out, `"code":-32700`)
 
 	// The end of ServeMessages' context cancels a request, though its
 	// message's context goes on.
@@ -121,4 +118,10 @@ func TestServeMessagesEOF(t *testing.T) {
 	if got, want := out.String(), `{"jsonrpc":"2.0","id":1,"result":{"method":"ping"}}`+"\n"; got != want {
 		t.Fatalf("output %q, want %q", got, want)
 	}
+}
+
+// waitOutput waits for out to hold want.
+func waitOutput(t *testing.T, out *lockedBuffer, want string) {
+	t.Helper()
+	waitFor(t, wait, "the output to hold "+want, func() bool { return strings.Contains(out.String(), want) })
 }

@@ -92,7 +92,7 @@ func TestLegacyRevisionShapes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.version, func(t *testing.T) {
 			c, init := startRevision(t, tt.version, `{}`)
-			if v, _ := jsonrpc.Unquote(jsonrpc.Member(init, "protocolVersion")); v != tt.version {
+			if v, _ := jsonrpc.StringValue(member(init, "protocolVersion")); v != tt.version {
 				t.Fatalf("negotiated %q, want %q: %s", v, tt.version, init)
 			}
 			c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, legacyCall("2", "weather", `{}`))
@@ -109,7 +109,7 @@ func TestLegacyRevisionShapes(t *testing.T) {
 					t.Errorf("%s in\n%s", m, all)
 				}
 			}
-			if got := jsonrpc.Member(call, "content"); string(got) != `[{"type":"text","text":"{\"sky\":\"clear\"}"}]` {
+			if got := member(call, "content"); string(got) != `[{"type":"text","text":"{\"sky\":\"clear\"}"}]` {
 				t.Errorf("content %s, want the structured content's text", got)
 			}
 		})

@@ -6,11 +6,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"runtime/debug"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -85,14 +86,10 @@ type conn struct {
 	opts   Options
 	logger *slog.Logger
 
-	wmu sync.Mutex
-	// writers counts the write calls waiting for or holding wmu.
-	writers atomic.Int32
-	w       *bufio.Writer
-	werr    error
+	out *outbox // what is written, in order, by a goroutine of its own
 
-	sem    chan struct{} // a token per request being handled or writing its response
-	budget *Budget       // the bytes of requests and responses held
+	work   *workers // serve the requests, MaxConcurrent at once
+	budget *Budget  // the bytes of requests and responses held
 
 	mu       sync.Mutex
 	inflight map[jsonrpc.ID]*call
@@ -110,6 +107,7 @@ type call struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	msg    *jsonrpc.Message
+	kind   transport.Kind
 	sess   transport.Session // the request's legacy session, or nil
 	listen bool
 	batch  *batch  // the batch the request came in, or nil
@@ -131,7 +129,7 @@ func (cl *call) Notify(b []byte) error {
 }
 
 func newConn(h transport.Handler, out io.Writer, opts *Options) *conn {
-	c := &conn{h: h, legacy: h.Legacy(), w: bufio.NewWriterSize(out, 64<<10), inflight: map[jsonrpc.ID]*call{}}
+	c := &conn{h: h, legacy: h.Legacy(), inflight: map[jsonrpc.ID]*call{}}
 	if opts != nil {
 		c.opts = *opts
 	}
@@ -154,7 +152,8 @@ func newConn(h transport.Handler, out io.Writer, opts *Options) *conn {
 	if c.budget == nil {
 		c.budget = NewBudget(c.opts.MaxPendingBytes, nil)
 	}
-	c.sem = make(chan struct{}, c.opts.MaxConcurrent)
+	c.out = newOutbox(out, c.budget)
+	c.work = newWorkers(c.opts.MaxConcurrent, c.opts.MaxPending)
 	c.logger = c.opts.Logger
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
@@ -174,6 +173,14 @@ func (c *conn) run(ctx context.Context, read func(context.Context) error, in any
 	readerDone := make(chan struct{})
 	go func() {
 		defer close(readerDone)
+		defer func() {
+			// A fault of mcpkit's own reading code ends the connection
+			// with an error, not the process.
+			if p := recover(); p != nil {
+				c.logger.Error("stdio: panic reading input", "panic", p, "stack", string(debug.Stack()))
+				readErr <- fmt.Errorf("stdio: internal error reading input: %v", p)
+			}
+		}()
 		readErr <- read(ctx)
 	}()
 	var err error
@@ -258,7 +265,8 @@ func (c *conn) readLines(ctx context.Context, in io.Reader) error {
 // nil) the data of a MessageReader's message. Once ctx is done the input
 // is no longer served.
 func (c *conn) message(ctx context.Context, data []byte, o *origin) error {
-	if err := ctx.Err(); err != nil {
+	// A peer that does not read what it is sent is not read from either.
+	if err := c.out.waitRoom(ctx); err != nil {
 		return err
 	}
 	if len(data) > 0 && data[0] == '[' {
@@ -267,10 +275,27 @@ func (c *conn) message(ctx context.Context, data []byte, o *origin) error {
 			return nil
 		}
 	}
+	charge := c.chargeFor(data, o)
+	if charge > busyCheckBytes && c.budget.Full(charge) {
+		// A large request the budget cannot take is refused without
+		// being decoded (which would copy it): only its id is read.
+		var head struct {
+			ID     jsonrpc.ID `json:"id"`
+			Method string     `json:"method"`
+		}
+		if jsonrpc.Unmarshal(data, &head) == nil && head.ID.IsValid() && head.Method != "" {
+			c.write(jsonrpc.AppendError(nil, head.ID, errBusyBytes))
+			return nil
+		}
+	}
 	msg, err := jsonrpc.Decode(data)
-	c.dispatch(ctx, msg, err, nil, o, c.chargeFor(data, o))
+	c.dispatch(ctx, msg, err, nil, o, charge)
 	return nil
 }
+
+// busyCheckBytes is the size from which a request is checked against the
+// budget before it is decoded.
+const busyCheckBytes = 64 << 10
 
 // chargeFor is what the engine takes from the budget for a request of
 // data: its size, unless a MessageReader accounts it.
@@ -297,9 +322,11 @@ func (c *conn) dispatch(ctx context.Context, msg *jsonrpc.Message, err error, b 
 		c.reply(b, jsonrpc.AppendError(nil, id, e))
 		return
 	}
-	// A message of the modern era belongs to no session.
+	// The message's era, decided once: a modern message belongs to no
+	// session.
 	sess := c.currentSession()
-	if sess != nil && transport.IsModern(msg) {
+	kind := transport.Classify(msg, sess)
+	if kind != transport.KindSession {
 		sess = nil
 	}
 	switch {
@@ -308,18 +335,18 @@ func (c *conn) dispatch(ctx context.Context, msg *jsonrpc.Message, err error, b 
 			c.reply(b, jsonrpc.AppendError(nil, msg.ID, jsonrpc.NewError(protocol.CodeInvalidRequest, "initialize must not be part of a batch", nil)))
 			return
 		}
-		if msg.Method == protocol.MethodInitialize && c.legacy != nil && c.currentSession() == nil && !transport.IsModern(msg) {
+		if kind == transport.KindInitialize {
 			c.initialize(ctx, msg, o)
 			return
 		}
-		c.start(ctx, msg, sess, b, o, charge)
+		c.start(ctx, msg, kind, sess, b, o, charge)
 	case msg.IsNotification() && msg.Method == protocol.NotificationCancelled:
 		// Requests of both eras are registered here as they are read, so
 		// a cancellation that follows its request at once finds it.
 		c.cancel(msg.Params)
 	default:
 		rctx, cancel := o.context(ctx)
-		c.h.Receive(rctx, msg, sess)
+		c.receive(rctx, msg, sess)
 		cancel()
 	}
 }
@@ -336,10 +363,10 @@ func (c *conn) currentSession() transport.Session {
 func (c *conn) initialize(ctx context.Context, msg *jsonrpc.Message, o *origin) {
 	ictx, cancel := o.context(ctx)
 	defer cancel()
-	req := &transport.Request{Message: msg, Cancel: cancel}
-	res, err := c.h.Serve(ictx, req)
+	res, err := c.serveRequest(ictx, &transport.Request{Message: msg, Kind: transport.KindInitialize, Cancel: cancel})
 	resp := transport.Respond(ictx, msg.ID, res, err)
-	if sess := req.Session; sess != nil {
+	if o, ok := res.(*transport.Opened); ok && o.Session != nil {
+		sess := o.Session
 		done := make(chan struct{})
 		c.mu.Lock()
 		if c.closing {
@@ -355,6 +382,11 @@ func (c *conn) initialize(ctx context.Context, msg *jsonrpc.Message, o *origin) 
 		}
 		go func() {
 			defer close(done)
+			defer func() {
+				if p := recover(); p != nil {
+					c.logger.Error("stdio: panic delivering session messages", "panic", p, "stack", string(debug.Stack()))
+				}
+			}()
 			for {
 				m, err := sess.Next(ctx)
 				if err != nil || c.write(m) != nil {
@@ -372,9 +404,9 @@ func (c *conn) initialize(ctx context.Context, msg *jsonrpc.Message, o *origin) 
 // start registers a request and serves it on a goroutine of its own; b is
 // the batch it came in and o its MessageReader message (or nil), charge
 // the bytes it takes from the budget.
-func (c *conn) start(ctx context.Context, msg *jsonrpc.Message, sess transport.Session, b *batch, o *origin, charge int64) {
+func (c *conn) start(ctx context.Context, msg *jsonrpc.Message, kind transport.Kind, sess transport.Session, b *batch, o *origin, charge int64) {
 	cctx, cancel := o.context(ctx)
-	cl := &call{c: c, ctx: cctx, cancel: cancel, msg: msg, sess: sess, batch: b, origin: o, charge: charge,
+	cl := &call{c: c, ctx: cctx, cancel: cancel, msg: msg, kind: kind, sess: sess, batch: b, origin: o, charge: charge,
 		listen: sess == nil && msg.Method == protocol.MethodSubscriptionsListen}
 	c.mu.Lock()
 	if c.closing {
@@ -408,27 +440,28 @@ func (c *conn) start(ctx context.Context, msg *jsonrpc.Message, sess transport.S
 		b.pending.Add(1)
 	}
 	o.hold()
-	go c.serve(cl)
+	if cl.listen {
+		go c.serve(cl)
+		return
+	}
+	c.work.submit(c, cl)
 }
 
 // errBusyBytes refuses a request beyond the byte budget.
 var errBusyBytes = jsonrpc.NewError(protocol.CodeInternalError, "server busy: the requests waiting for an answer hold too many bytes; try again later", nil)
 
-// serve handles one call, once it has a turn (listen streams need none),
-// and writes its response unless it was cancelled. The turn lasts until
-// the response is written, so that a peer that stops reading holds at
-// most MaxConcurrent responses; the request's bytes are held until then.
+// serve handles one call, on a worker (a listen stream on a goroutine of
+// its own), unless it was cancelled while it waited for one, and writes
+// its response unless it was cancelled. The request's bytes are held
+// until the response is written.
 func (c *conn) serve(cl *call) {
 	defer c.calls.Done()
 	defer cl.cancel()
 	defer cl.origin.release()
 	defer c.budget.Release(cl.charge)
 	var resp *jsonrpc.Response
-	if c.turn(cl) {
-		if !cl.listen {
-			defer func() { <-c.sem }()
-		}
-		res, err := c.h.Serve(cl.ctx, &transport.Request{Message: cl.msg, Session: cl.sess, Notifier: cl, Cancel: cl.cancel})
+	if cl.ctx.Err() == nil {
+		res, err := c.serveRequest(cl.ctx, &transport.Request{Message: cl.msg, Kind: cl.kind, Session: cl.sess, Notifier: cl, Cancel: cl.cancel})
 		resp = transport.Respond(cl.ctx, cl.msg.ID, res, err)
 	}
 	c.mu.Lock()
@@ -457,28 +490,12 @@ func (c *conn) serve(cl *call) {
 	}
 	bp := respBufs.Get().(*[]byte)
 	b := resp.Append((*bp)[:0])
-	// The response is held until written: its bytes count against the
-	// budget meanwhile.
-	c.budget.charge(int64(len(b)))
-	c.write(b) // write copies b into the buffered writer
-	c.budget.Release(int64(len(b)))
+	// The outbox copies b and holds its bytes against the budget until
+	// they are written.
+	c.write(b)
 	if cap(b) <= maxPooledResponse {
 		*bp = b
 		respBufs.Put(bp)
-	}
-}
-
-// turn waits for one of the MaxConcurrent tokens; false when the call
-// was cancelled first.
-func (c *conn) turn(cl *call) bool {
-	if cl.listen {
-		return true
-	}
-	select {
-	case c.sem <- struct{}{}:
-		return true
-	case <-cl.ctx.Done():
-		return false
 	}
 }
 
@@ -532,6 +549,7 @@ func (c *conn) shutdown(cancelAll context.CancelFunc) {
 		cancelAll()
 		<-finished
 	}
+	c.work.stop()
 	if sess != nil {
 		// The session ends with the process's input, once its requests
 		// are done; so does the pump of its standalone messages.
@@ -540,3 +558,29 @@ func (c *conn) shutdown(cancelAll context.CancelFunc) {
 	}
 	c.flush()
 }
+
+// serveRequest is h.Serve with a panic (of a handler, of middleware)
+// answered as an internal error, without its details, and logged: one
+// request's fault never ends the connection nor the process.
+func (c *conn) serveRequest(ctx context.Context, req *transport.Request) (res protocol.Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.logger.Error("stdio: panic serving a request", "method", req.Message.Method, "panic", p, "stack", string(debug.Stack()))
+			res, err = nil, errPanic
+		}
+	}()
+	return c.h.Serve(ctx, req)
+}
+
+// receive is h.Receive with a panic logged: the reader goes on.
+func (c *conn) receive(ctx context.Context, msg *jsonrpc.Message, sess transport.Session) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.logger.Error("stdio: panic receiving a message", "method", msg.Method, "panic", p, "stack", string(debug.Stack()))
+		}
+	}()
+	c.h.Receive(ctx, msg, sess)
+}
+
+// errPanic answers a request whose handler panicked.
+var errPanic = jsonrpc.NewError(protocol.CodeInternalError, "internal error", nil)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
+	"github.com/mcpkit/mcpkit/server"
 	"github.com/mcpkit/mcpkit/transport"
 	"github.com/mcpkit/mcpkit/transport/stdio"
 )
@@ -582,8 +583,8 @@ func TestServeContextCancelIdle(t *testing.T) {
 }
 
 // TestServeWrappedHandler: a handler wrapped with middleware keeps every
-// message kind: requests pass the middleware, client responses and
-// notifications still reach the handler.
+// message kind: requests, client responses and notifications all pass the
+// middleware and reach the handler.
 func TestServeWrappedHandler(t *testing.T) {
 	checkLeaks(t)
 	st := newStub()
@@ -604,8 +605,8 @@ func TestServeWrappedHandler(t *testing.T) {
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if seen.Load() != 1 || len(st.responses) != 1 || len(st.notes) != 1 {
-		t.Errorf("middleware saw %d requests; handler got responses %v, notifications %v", seen.Load(), st.responses, st.notes)
+	if seen.Load() != 3 || len(st.responses) != 1 || len(st.notes) != 1 {
+		t.Errorf("middleware saw %d messages; handler got responses %v, notifications %v", seen.Load(), st.responses, st.notes)
 	}
 }
 
@@ -716,4 +717,51 @@ func TestServeContextEndLeavesNothing(t *testing.T) {
 	// Serve has returned: everything it started has ended (the goroutine
 	// that called it above has too, or is about to).
 	waitFor(t, 5*time.Second, "goroutines to end", func() bool { return runtime.NumGoroutine() <= before })
+}
+
+// TestServePanics: a panic in a handler or middleware — serving a
+// request on its goroutine, serving initialize or receiving a
+// notification on the reader's — is answered with -32603 and no detail
+// (notifications get nothing), and the connection goes on serving.
+func TestServePanics(t *testing.T) {
+	checkLeaks(t)
+	h := transport.Use(server.New(protocol.Implementation{Name: "p", Version: "1"}, nil), func(next transport.ServeFunc) transport.ServeFunc {
+		return func(ctx context.Context, req *transport.Request) (protocol.Result, error) {
+			if strings.HasPrefix(req.Message.Method, "boom") || req.Kind == transport.KindInitialize && strings.Contains(string(req.Message.Params), "boom") {
+				panic("secret detail")
+			}
+			return next(ctx, req)
+		}
+	})
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"boom/request","params":{` + meta + `}}`,
+		`{"jsonrpc":"2.0","method":"boom/notification"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"boom","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"server/discover","params":{` + meta + `}}`,
+	}, "\n") + "\n"
+	var out bytes.Buffer
+	if err := stdio.Serve(context.Background(), h, strings.NewReader(in), &out, nil); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	byID := map[string]string{}
+	for _, l := range lines {
+		var m struct {
+			ID json.RawMessage `json:"id"`
+		}
+		_ = json.Unmarshal([]byte(l), &m)
+		byID[string(m.ID)] = l
+	}
+	for _, id := range []string{"1", "2"} {
+		if got, want := byID[id], `{"jsonrpc":"2.0","id":`+id+`,"error":{"code":-32603,"message":"internal error"}}`; got != want {
+			t.Errorf("id %s: got %s, want %s", id, got, want)
+		}
+	}
+	if !strings.Contains(byID["3"], `"supportedVersions"`) {
+		t.Errorf("after the panics, server/discover got %s", byID["3"])
+	}
+	if len(lines) != 3 || strings.Contains(out.String(), "secret") {
+		t.Errorf("output %s", out.String())
+	}
 }

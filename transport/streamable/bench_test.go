@@ -1,4 +1,4 @@
-package streamable
+package streamable_test
 
 import (
 	"bytes"
@@ -9,16 +9,17 @@ import (
 	"testing"
 
 	"github.com/mcpkit/mcpkit/conformance/everything"
+	"github.com/mcpkit/mcpkit/transport/streamable"
 )
 
 // benchHTTP serves body through the handler in front of the everything
 // fixture b.N times, reusing one request whose body reader is reset per
 // iteration, and checks the first answer.
 func benchHTTP(b *testing.B, body, want string) {
-	h := NewHandler(everything.New(nil), nil)
+	h := streamable.NewHandler(everything.New(nil), nil)
 	rd := bytes.NewReader([]byte(body))
 	req := httptest.NewRequest(http.MethodPost, "http://localhost/mcp", rd)
-	req.Header = standardHeaders(body)
+	req.Header = streamable.StandardHeaders(body)
 	req.Header.Set("Accept", "application/json")
 	serve := func() *httptest.ResponseRecorder {
 		rd.Reset([]byte(body))
@@ -39,9 +40,9 @@ func benchHTTP(b *testing.B, body, want string) {
 }
 
 func BenchmarkToolsCallHTTP(b *testing.B) {
-	benchHTTP(b, callBody("1", "echo", `{"text":"hello, world"}`), `"text":"hello, world"`)
+	benchHTTP(b, streamable.CallBody("1", "echo", `{"text":"hello, world"}`), `"text":"hello, world"`)
 }
 
 func BenchmarkToolsListHTTP(b *testing.B) {
-	benchHTTP(b, rpc("1", "tools/list", ""), `"name":"echo"`)
+	benchHTTP(b, streamable.RPC("1", "tools/list", ""), `"name":"echo"`)
 }

@@ -123,7 +123,7 @@ func (c *Client) Call(ctx context.Context, call *transport.Call, onMessage func(
 	if call.Modern {
 		req.Header.Set(HeaderMethod, msg.Method)
 		if p := protocol.NameParam(msg.Method); p != "" && len(msg.Params) > 0 {
-			if v, ok := jsonrpc.Unquote(jsonrpc.Member(msg.Params, p)); ok {
+			if v, ok := paramString(msg.Params, p); ok {
 				req.Header.Set(HeaderName, transport.EncodeHeaderValue(v))
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -46,7 +47,12 @@ type Options struct {
 	// RetryInterval is the reconnection delay legacy-era SSE streams
 	// announce in their retry field; 0 means one second.
 	RetryInterval time.Duration
-	// Logger receives transport diagnostics; the default discards them.
+	// Events keeps the events of legacy sessions' SSE streams for
+	// resumption with Last-Event-ID; nil means NewMemoryEventStore, which
+	// keeps them on this process. Replicas that share sessions share one.
+	Events EventStore
+	// Logger receives transport diagnostics and the panics of handlers
+	// (answered with -32603); the default discards them.
 	Logger *slog.Logger
 }
 
@@ -59,7 +65,7 @@ type Handler struct {
 	logger *slog.Logger
 	bufs   sync.Pool
 
-	workers  workers             // the goroutines legacy-era requests run on
+	events   EventStore          // legacy sessions' SSE events
 	shutdown *httpguard.Shutdown // ends streams when an http.Server serving x shuts down
 }
 
@@ -87,6 +93,10 @@ func NewHandler(h transport.Handler, opts *Options) *Handler {
 	if x.logger == nil {
 		x.logger = slog.New(slog.DiscardHandler)
 	}
+	x.events = x.opts.Events
+	if x.events == nil {
+		x.events = NewMemoryEventStore()
+	}
 	x.guard = httpguard.NewGuard(x.opts.AllowedOrigins, x.opts.AllowedHosts, x.opts.CORSMaxAge)
 	x.bufs.New = func() any { return new(bytes.Buffer) }
 	return x
@@ -100,52 +110,87 @@ func (x *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpguard.WriteError(w, http.StatusForbidden, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, refusal, nil))
 		return
 	}
-	if x.legacy != nil {
-		if sid := r.Header.Get(HeaderSessionID); sid != "" {
-			x.serveSession(w, r, sid)
+	var sess transport.Session
+	if sid := r.Header.Get(HeaderSessionID); sid != "" && x.legacy != nil {
+		var ok bool
+		if sess, ok = x.lookupSession(w, r, sid); !ok {
 			return
 		}
 	}
-	if r.Method != http.MethodPost {
+	switch {
+	case r.Method == http.MethodPost:
+		x.servePost(w, r, sess)
+	case sess != nil && (r.Method == http.MethodGet || r.Method == http.MethodDelete):
+		x.serveSessionStream(w, r, sess)
+	case sess != nil:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		httpguard.WriteError(w, http.StatusMethodNotAllowed, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Method Not Allowed", nil))
+	default:
 		w.Header().Set("Allow", http.MethodPost)
 		httpguard.WriteError(w, http.StatusMethodNotAllowed, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Method Not Allowed: the MCP endpoint accepts POST only", nil))
-		return
 	}
+}
+
+// servePost serves a POST: one message, or a batch of a 2025-03-26
+// session. The message's era is decided here, once (transport.Classify),
+// with the session its Mcp-Session-Id names, if any.
+func (x *Handler) servePost(w http.ResponseWriter, r *http.Request, sess transport.Session) {
 	accept, rc, buf, ok := x.readPost(w, r)
 	if !ok {
 		return
 	}
 	defer x.bufs.Put(buf)
+	if sess != nil && jsonrpc.IsBatch(buf.Bytes()) {
+		if !x.checkSessionVersion(w, r, sess) {
+			return
+		}
+		if sess.Version() != protocol.Version2025_03_26 {
+			httpguard.WriteError(w, http.StatusBadRequest, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "invalid request: batches are not allowed in protocol version "+sess.Version(), nil))
+			return
+		}
+		x.serveBatch(w, r, sess, buf.Bytes())
+		return
+	}
 	msg, ok := decodeBody(w, buf.Bytes())
 	if !ok {
 		return
 	}
-	if msg.Method == protocol.MethodInitialize && msg.IsRequest() && !transport.IsModern(msg) {
-		x.serveInitialize(w, r, msg)
+	kind := transport.Classify(msg, sess)
+	if kind == transport.KindSession && !x.checkSessionVersion(w, r, sess) {
 		return
 	}
-	switch {
-	case msg.IsResponse():
-		httpguard.WriteError(w, http.StatusBadRequest, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "invalid request: clients must not send responses", nil))
-		return
-	case msg.IsNotification():
-		if msg.Method != protocol.NotificationCancelled {
+	if !msg.IsRequest() {
+		switch {
+		case kind == transport.KindSession:
+			x.h.Receive(r.Context(), msg, sess)
+		case msg.IsResponse():
+			httpguard.WriteError(w, http.StatusBadRequest, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "invalid request: clients must not send responses", nil))
+			return
+		case msg.Method != protocol.NotificationCancelled:
+			// A modern stream's cancellation is its closing.
 			x.h.Receive(r.Context(), msg, nil)
 		}
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	if herr := x.checkHeaders(r.Header, msg); herr != nil {
-		httpguard.WriteError(w, http.StatusBadRequest, &msg.ID, herr)
-		return
+	switch kind {
+	case transport.KindInitialize:
+		x.serveInitialize(w, r, msg)
+	case transport.KindSession:
+		x.serveLegacyRequest(w, r, rc, sess, msg, accept)
+	default:
+		if herr := x.checkHeaders(r.Header, msg); herr != nil {
+			httpguard.WriteError(w, http.StatusBadRequest, &msg.ID, herr)
+			return
+		}
+		if msg.Method == protocol.MethodSubscriptionsListen && !accept.SSE {
+			// A listen stream is an SSE stream; a client that cannot take
+			// one would wait forever for notifications that cannot reach it.
+			httpguard.WriteError(w, http.StatusNotAcceptable, &msg.ID, jsonrpc.NewError(protocol.CodeInvalidRequest, "Not Acceptable: subscriptions/listen answers with text/event-stream", nil))
+			return
+		}
+		x.serve(w, r, rc, msg, accept)
 	}
-	if msg.Method == protocol.MethodSubscriptionsListen && !accept.SSE {
-		// A listen stream is an SSE stream; a client that cannot take one
-		// would wait forever for notifications that cannot reach it.
-		httpguard.WriteError(w, http.StatusNotAcceptable, &msg.ID, jsonrpc.NewError(protocol.CodeInvalidRequest, "Not Acceptable: subscriptions/listen answers with text/event-stream", nil))
-		return
-	}
-	x.serve(w, r, rc, msg, accept)
 }
 
 // readPost checks a POST's Content-Type and Accept and reads its body into a
@@ -208,7 +253,7 @@ func (x *Handler) serve(w http.ResponseWriter, r *http.Request, rc *http.Respons
 			return
 		}
 	}
-	res, err := x.h.Serve(ctx, &transport.Request{Message: msg, Notifier: st, Cancel: cancel})
+	res, err := x.serveRecovered(ctx, &transport.Request{Message: msg, Notifier: st, Cancel: cancel})
 	st.challenge = challenge(ctx, err)
 	st.finish(transport.Respond(ctx, msg.ID, res, err), Status(err))
 }
@@ -344,8 +389,33 @@ func decodeBody(w http.ResponseWriter, body []byte) (*jsonrpc.Message, bool) {
 		if msg != nil {
 			id = msg.ID
 		}
-		httpguard.WriteError(w, http.StatusBadRequest, &id, err.(*jsonrpc.Error))
+		httpguard.WriteError(w, http.StatusBadRequest, &id, decodeError(err))
 		return nil, false
 	}
 	return msg, true
+}
+
+// serveRecovered is x.h.Serve, with a panic of the handler (or of
+// middleware) answered as an internal error, without its details, and
+// logged: a request's fault never stops the server.
+func (x *Handler) serveRecovered(ctx context.Context, req *transport.Request) (res protocol.Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			x.logger.Error("streamable: panic serving a request", "method", req.Message.Method, "panic", p, "stack", string(debug.Stack()))
+			res, err = nil, errPanic
+		}
+	}()
+	return x.h.Serve(ctx, req)
+}
+
+// errPanic answers a request whose handler panicked.
+var errPanic = jsonrpc.NewError(protocol.CodeInternalError, "internal error", nil)
+
+// decodeError is the JSON-RPC error of a message jsonrpc.Decode refused.
+func decodeError(err error) *jsonrpc.Error {
+	var e *jsonrpc.Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return jsonrpc.NewError(protocol.CodeParseError, "parse error: "+err.Error(), nil)
 }

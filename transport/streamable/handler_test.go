@@ -271,7 +271,10 @@ func TestPipelineNameHeader(t *testing.T) {
 		{name: "resource uri mismatched", body: rpc("3", protocol.MethodResourcesRead, `"uri":"test://a"`), edit: set(HeaderName, "test://b"), status: 400, code: protocol.CodeHeaderMismatch, id: "3"},
 		{name: "name not required for tools/list", body: rpc("4", protocol.MethodToolsList, ""), edit: del(HeaderName), status: 200},
 		{name: "duplicate name member", body: rpc("5", protocol.MethodToolsCall, `"name":"fixed","name":"echo","arguments":{"text":"x"}`), edit: set(HeaderName, "fixed"), status: 400, code: protocol.CodeInvalidParams, id: "5"},
-		{name: "name member in other case", body: rpc("6", protocol.MethodToolsCall, `"name":"fixed","NAME":"echo","arguments":{"text":"x"}`), edit: set(HeaderName, "fixed"), status: 400, code: protocol.CodeHeaderMismatch, id: "6"},
+		// Names are exact, for the header check as for the server: "NAME"
+		// is an unknown member, and the call is to "fixed", as the header says.
+		{name: "name member in other case", body: rpc("6", protocol.MethodToolsCall, `"name":"fixed","NAME":"echo","arguments":{"text":"x"}`), edit: set(HeaderName, "fixed"), status: 200},
+		{name: "name member in other case, header for it", body: rpc("7", protocol.MethodToolsCall, `"name":"fixed","NAME":"echo","arguments":{"text":"x"}`), edit: set(HeaderName, "echo"), status: 400, code: protocol.CodeHeaderMismatch, id: "7"},
 		{name: "duplicate _meta version", body: `{"jsonrpc":"2.0","id":8,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/protocolVersion":"v999.0.0","io.modelcontextprotocol/clientCapabilities":{}}}}`, status: 400, code: protocol.CodeInvalidParams, id: "8"},
 	})
 }
@@ -334,7 +337,10 @@ func TestPipelineParamHeaders(t *testing.T) {
 		regionCase("all together", `{"region":"r","count":1,"dry":true,"place":{"zone":"z"},"query":"q"}`, 200, 0, "Region", "r", "Count", "1", "Dry", "true", "Zone", "z"),
 		regionCase("one of several wrong", `{"region":"r","count":1,"dry":true}`, 400, bad, "Region", "r", "Count", "2", "Dry", "true"),
 		regionCase("duplicate argument", `{"region":"us-west1","region":"eu-west1"}`, 400, protocol.CodeInvalidParams, "Region", "us-west1"),
-		regionCase("argument in other case", `{"region":"us-west1","Region":"eu-west1"}`, 400, bad, "Region", "us-west1"),
+		// Names are exact: "Region" is another argument, which the tool's
+		// schema may allow or refuse; the header mirrors "region".
+		regionCase("argument in other case", `{"region":"us-west1","Region":"eu-west1"}`, 200, 0, "Region", "us-west1"),
+		regionCase("argument in other case, header for it", `{"region":"us-west1","Region":"eu-west1"}`, 400, bad, "Region", "eu-west1"),
 		{name: "duplicate arguments member", body: rpc("201", protocol.MethodToolsCall, `"name":"region","arguments":{"region":"a"},"arguments":{"region":"b"}`), edit: set(HeaderParamPrefix+"Region", "a"), status: 400, code: protocol.CodeInvalidParams, id: "201"},
 	})
 }

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"math/big"
 	"net/http"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
@@ -34,7 +37,7 @@ func (x *Handler) checkHeaders(h http.Header, msg *jsonrpc.Message) *jsonrpc.Err
 	var body bodyMembers
 	if len(msg.Params) > 0 {
 		var amb string
-		if body, amb = scanBody(msg.Params, param); amb != "" {
+		if body, amb = scanBody(msg, param); amb != "" {
 			return ambiguousMember(amb)
 		}
 	}
@@ -44,7 +47,7 @@ func (x *Handler) checkHeaders(h http.Header, msg *jsonrpc.Message) *jsonrpc.Err
 			return ambiguousMember("_meta " + protocol.MetaProtocolVersion)
 		}
 		if raw != nil && raw[0] == '"' && !jsonStringIs(raw, version) {
-			bodyVersion, _ := jsonrpc.Unquote(raw)
+			bodyVersion, _ := jsonrpc.StringValue(raw)
 			return protocol.HeaderMismatch(HeaderProtocolVersion + " header value '" + version + "' does not match _meta " + protocol.MetaProtocolVersion + " '" + bodyVersion + "'")
 		}
 	}
@@ -67,7 +70,7 @@ func (x *Handler) checkHeaders(h http.Header, msg *jsonrpc.Message) *jsonrpc.Err
 		return protocol.HeaderMismatch(HeaderName + " header: " + err.Error())
 	}
 	if !jsonStringIs(body.name, name) && !(body.name == nil && name == "") {
-		bodyName, _ := jsonrpc.Unquote(body.name)
+		bodyName, _ := jsonrpc.StringValue(body.name)
 		return protocol.HeaderMismatch(HeaderName + " header value '" + name + "' does not match body value '" + bodyName + "'")
 	}
 	if msg.Method == protocol.MethodToolsCall {
@@ -84,39 +87,43 @@ type bodyMembers struct {
 }
 
 // scanBody finds, in one pass, the members of params the headers mirror:
-// _meta, the Mcp-Name source (nameKey) and arguments. Keys are matched
-// without case, and a member present more than once is reported (by name)
-// as ambiguous: readers of the body would disagree about its value.
-func scanBody(params []byte, nameKey string) (bodyMembers, string) {
+// _meta, the Mcp-Name source (nameKey) and arguments. Names are matched
+// exactly, as the server reads them (a "NAME" member is not the "name" a
+// header mirrors, and the server ignores it too). A member present more
+// than once is reported (by name) as ambiguous: readers of the body could
+// disagree about its value. (jsonrpc.Decode has refused such bodies
+// already; this holds for any params.) Params that are not an object have
+// none of these members.
+func scanBody(msg *jsonrpc.Message, nameKey string) (bodyMembers, string) {
 	var b bodyMembers
-	var counts [3]int
-	_ = jsonrpc.RawMembers(params, func(k, v []byte) bool {
+	err := msg.EachParam(func(k []byte, v jsontext.Value) error {
 		switch {
-		case equalFold(k, "_meta"):
+		case string(k) == "_meta":
 			b.meta = v
-			counts[0]++
-		case nameKey != "" && equalFold(k, nameKey):
+		case nameKey != "" && string(k) == nameKey:
 			b.name = v
-			counts[1]++
-		case equalFold(k, "arguments"):
+		case string(k) == "arguments":
 			b.arguments = v
-			counts[2]++
 		}
-		return true
+		return nil
 	})
-	switch {
-	case counts[0] > 1:
-		return b, "_meta"
-	case counts[1] > 1:
-		return b, nameKey
-	case counts[2] > 1:
-		return b, "arguments"
+	if name, dup := repeated(err); dup {
+		return bodyMembers{}, name
 	}
 	return b, ""
 }
 
-func equalFold(k []byte, s string) bool {
-	return len(k) == len(s) && bytes.EqualFold(k, []byte(s))
+// repeated reports whether err is the refusal of a repeated member name,
+// and the name.
+func repeated(err error) (string, bool) {
+	if err == nil {
+		return "", false
+	}
+	var se *jsonrpc.SyntaxError
+	if errors.As(err, &se) && se.Duplicate {
+		return se.Member, true
+	}
+	return "", false
 }
 
 // jsonStringIs reports whether raw (a JSON value) is the string s, reading
@@ -129,30 +136,45 @@ func jsonStringIs(raw []byte, s string) bool {
 	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
 		return string(inner) == s
 	}
-	v, ok := jsonrpc.Unquote(raw)
+	v, ok := jsonrpc.StringValue(raw)
 	return ok && v == s
 }
 
-// member returns the value of obj's member key as encoding/json decodes
-// it into a field of that name, and reports whether obj is ambiguous about
-// it: the key present more than once, or also spelt in another case.
-// Decoders resolve such objects differently (first or last, exact or
-// case-folded), so the value checked against a header could differ from
-// the value served; ambiguous bodies are refused instead.
+// member returns the value of obj's member key, matched exactly as the
+// server reads it, and reports whether obj is ambiguous about it: a name
+// repeated in it. Decoders resolve such objects differently (first or
+// last), so the value checked against a header could differ from the
+// value served; ambiguous bodies are refused instead. obj is a value of
+// the params, which jsonrpc.Decode (or EachParam) checked whole, so no
+// name is repeated in it: the reading stops at the member, which is the
+// only one of its name, and reports a repeated name only when one comes
+// before it.
 func member(obj []byte, key string) (value []byte, ambiguous bool) {
-	n := 0
-	_ = jsonrpc.RawMembers(obj, func(k, v []byte) bool {
-		if len(k) == len(key) && bytes.EqualFold(k, []byte(key)) {
-			n++
+	err := jsonrpc.EachMember(obj, func(k []byte, v jsontext.Value) error {
+		if string(k) == key {
 			value = v
+			return errFound
 		}
-		return true
+		return nil
 	})
-	return value, n > 1
+	if err == errFound {
+		return value, false
+	}
+	_, dup := repeated(err)
+	return nil, dup
+}
+
+// errFound stops the reading of an object at the member sought.
+var errFound = errors.New("found")
+
+// paramString returns the string member key of the params object.
+func paramString(params []byte, key string) (string, bool) {
+	v, _ := member(params, key)
+	return jsonrpc.StringValue(v)
 }
 
 func ambiguousMember(name string) *jsonrpc.Error {
-	return protocol.HeaderMismatch("the request body has more than one member " + name + " (keys compared without case)")
+	return protocol.HeaderMismatch("the request body has more than one member " + name)
 }
 
 // headerValue returns a header's value with surrounding optional white

@@ -85,3 +85,59 @@ func TestWrappedHandlerKeepsEverything(t *testing.T) {
 		t.Errorf("the middleware saw %q", got)
 	}
 }
+
+// TestPanicIsAnInternalError: a panic in middleware (or anything else
+// Serve runs) is answered with -32603 and no detail, in both eras — a
+// legacy request runs on a goroutine the handler starts itself — and the
+// handler goes on serving.
+func TestPanicIsAnInternalError(t *testing.T) {
+	checkNoLeak(t)
+	core := server.New(testInfo, nil)
+	defer core.Close()
+	server.AddTool(core, &protocol.Tool{Name: "echo"}, func(ctx context.Context, req *server.CallRequest, in struct {
+		Text string `json:"text"`
+	}) (string, error) {
+		return in.Text, nil
+	})
+	h := NewHandler(transport.Use(core, func(next transport.ServeFunc) transport.ServeFunc {
+		return func(ctx context.Context, req *transport.Request) (protocol.Result, error) {
+			if req.Message.Method == protocol.MethodToolsList {
+				panic("secret detail")
+			}
+			return next(ctx, req)
+		}
+	}), nil)
+	post := func(body, sid string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(http.MethodPost, "http://localhost/mcp", strings.NewReader(body))
+		r.Header = standardHeaders(body)
+		if sid != "" {
+			r.Header.Set(HeaderSessionID, sid)
+			r.Header.Set(HeaderProtocolVersion, "2025-11-25")
+		}
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		return rec
+	}
+	wantInternal := func(what string, rec *httptest.ResponseRecorder) {
+		t.Helper()
+		body := rec.Body.String()
+		if !strings.Contains(body, `"code":-32603`) || strings.Contains(body, "secret") || strings.Contains(body, "goroutine") {
+			t.Errorf("%s: %d %s", what, rec.Code, body)
+		}
+	}
+	wantInternal("modern", post(rpc("1", "tools/list", ""), ""))
+	if rec := post(callBody("2", "echo", `{"text":"ok"}`), ""); !strings.Contains(rec.Body.String(), `"text":"ok"`) {
+		t.Fatalf("after the panic: %d %s", rec.Code, rec.Body)
+	}
+	init := `{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
+	rec := post(init, "")
+	sid := rec.Header().Get(HeaderSessionID)
+	if sid == "" {
+		t.Fatalf("initialize: %d %s", rec.Code, rec.Body)
+	}
+	wantInternal("legacy", post(`{"jsonrpc":"2.0","id":4,"method":"tools/list"}`, sid))
+	if rec := post(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo","arguments":{"text":"ok"}}}`, sid); !strings.Contains(rec.Body.String(), `"text":"ok"`) {
+		t.Fatalf("legacy after the panic: %d %s", rec.Code, rec.Body)
+	}
+}
