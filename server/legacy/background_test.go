@@ -19,12 +19,12 @@ import (
 // flakyFeed is a change feed that refuses the first fail subscriptions
 // and can drop its subscribers, as a broker whose connection breaks does.
 type flakyFeed struct {
-	mu       sync.Mutex
-	fail     int
-	attempts []time.Time
-	subs     []func(feed.Event) bool
-	log      *feed.MemoryFeed // numbers and keeps the events
-	lostBefore string         // Since reports the events up to this one lost
+	mu         sync.Mutex
+	fail       int
+	attempts   []time.Time
+	subs       []func(feed.Event) bool
+	log        *feed.MemoryFeed // numbers and keeps the events
+	lostBefore string           // Since reports the events up to this one lost
 }
 
 func (f *flakyFeed) Publish(ctx context.Context, e feed.Event) error {

@@ -14,11 +14,11 @@ import (
 type SessionRecord struct {
 	ID string
 	// Version is the negotiated protocol revision.
-	Version      string
-	Capabilities *protocol.ClientCapabilities
-	ClientInfo   *protocol.Implementation
-	Initialized  bool
-	LogLevel     protocol.LoggingLevel
+	Version       string
+	Capabilities  *protocol.ClientCapabilities
+	ClientInfo    *protocol.Implementation
+	Initialized   bool
+	LogLevel      protocol.LoggingLevel
 	Subscriptions []string
 	// Principal is the caller that opened the session; "" when unknown.
 	Principal string
