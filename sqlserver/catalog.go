@@ -59,6 +59,8 @@ type indexInfo struct {
 type sampleRows struct {
 	Columns []string `json:"columns"`
 	Rows    [][]any  `json:"rows"`
+
+	cells [][]string
 }
 
 func newTableInfo(t tableRef) *tableInfo {
@@ -89,7 +91,7 @@ func (d *DB) describeTable(ctx context.Context, t tableRef, withData bool) (*tab
 			if err != nil {
 				return err
 			}
-			s := &sampleRows{Columns: []string{}, Rows: res.Rows}
+			s := &sampleRows{Columns: []string{}, Rows: res.values, cells: res.cells}
 			for _, c := range res.Columns {
 				s.Columns = append(s.Columns, c.Name)
 			}
@@ -203,7 +205,7 @@ func (t *tableInfo) text() string {
 		for i, c := range t.Sample.Columns {
 			cols[i] = resultColumn{Name: c}
 		}
-		b.WriteString(textTable(cols, t.Sample.Rows))
+		b.WriteString(textTable(cols, t.Sample.cells))
 	}
 	return b.String()
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpkit/mcpkit/server"
@@ -78,6 +79,10 @@ type dialect interface {
 	// reading them, where it keeps one.
 	estimateRows(ctx context.Context, q querier, t tableRef) (n float64, ok bool, err error)
 	explain(ctx context.Context, q querier, query string, args []any) (string, error)
+	// query runs one statement of the query tool in a read-only scope on
+	// a connection of db's, skipping lim.skip rows and reading within
+	// lim, and encodes its rows for the answer.
+	query(ctx context.Context, db *sql.DB, query string, args []any, lim scanLimits, read *atomic.Int64) (*queryResult, error)
 	// newWatcher returns the change detector polling db.
 	newWatcher(db *sql.DB) watcher
 }
@@ -105,7 +110,7 @@ func Open(ctx context.Context, opts *Options) (*DB, error) {
 	if o.DSN != "" {
 		pg := newPostgresDialect(o)
 		d.dialect = pg
-		d.ro, d.rw, err = openPostgres(o.DSN, o.AllowWrites, pg.maxBodyLen, conns)
+		d.ro, d.rw, err = openPostgres(o.DSN, o.AllowWrites, pg, conns)
 		if err == nil {
 			err = d.checkRole(ctx)
 			if err != nil {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,6 +35,8 @@ type postgresDialect struct {
 	maxBodyLen  int
 	workMem     int64 // bytes
 	lockTimeout time.Duration
+	timeout     time.Duration // StatementTimeout
+	types       *pgTypeCache  // names of result types
 }
 
 func newPostgresDialect(o Options) postgresDialect {
@@ -42,6 +45,8 @@ func newPostgresDialect(o Options) postgresDialect {
 		maxBodyLen:  int(max(share/2, int64(o.MaxResultBytes)+64<<10)),
 		workMem:     max(share/4, 64<<10),
 		lockTimeout: min(o.StatementTimeout, 5*time.Second),
+		timeout:     o.StatementTimeout,
+		types:       &pgTypeCache{},
 	}
 }
 
@@ -75,24 +80,37 @@ func pgConfig(dsn string, readOnly bool, maxBodyLen int) (*pgx.ConnConfig, error
 	return cfg, nil
 }
 
-func openPostgres(dsn string, writes bool, maxBodyLen, conns int) (ro, rw *sql.DB, err error) {
-	cfg, err := pgConfig(dsn, true, maxBodyLen)
+func openPostgres(dsn string, writes bool, p postgresDialect, conns int) (ro, rw *sql.DB, err error) {
+	cfg, err := pgConfig(dsn, true, p.maxBodyLen)
 	if err != nil {
 		return nil, nil, err
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	// The read-only sessions' limits are in their startup message; the
+	// role's own work_mem, when lower, is kept.
+	probe, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sqlserver: connecting to PostgreSQL: %w", connectCause(err))
+	}
+	var roleWorkMem int64
+	err = probe.QueryRow(ctx, "SELECT pg_size_bytes(current_setting('work_mem'))").Scan(&roleWorkMem)
+	probe.Close(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sqlserver: connecting to PostgreSQL: %w", err)
+	}
+	p.sessionLimits(cfg, roleWorkMem)
 	ro = stdlib.OpenDB(*cfg)
 	ro.SetMaxOpenConns(conns)
 	ro.SetMaxIdleConns(conns)
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
 	if err := ro.PingContext(ctx); err != nil {
 		ro.Close()
-		return nil, nil, fmt.Errorf("sqlserver: connecting to PostgreSQL: %w", err)
+		return nil, nil, fmt.Errorf("sqlserver: connecting to PostgreSQL: %w", connectCause(err))
 	}
 	if !writes {
 		return ro, nil, nil
 	}
-	wcfg, err := pgConfig(dsn, false, maxBodyLen)
+	wcfg, err := pgConfig(dsn, false, p.maxBodyLen)
 	if err != nil {
 		ro.Close()
 		return nil, nil, err
@@ -101,6 +119,51 @@ func openPostgres(dsn string, writes bool, maxBodyLen, conns int) (ro, rw *sql.D
 	rw.SetMaxOpenConns(2)
 	rw.SetMaxIdleConns(2)
 	return ro, rw, nil
+}
+
+// sessionLimits puts the limits of every read-only session in cfg's
+// startup message, where they are the session's own values: what every
+// rollback returns to, and what DISCARD ALL resets to. Output formats the
+// encoder reads (pgread.go) are fixed too.
+func (p postgresDialect) sessionLimits(cfg *pgx.ConnConfig, roleWorkMem int64) {
+	ms := max(p.timeout.Milliseconds(), 1)
+	lock := min(ms, max(p.lockTimeout.Milliseconds(), 1))
+	workMem := p.workMem
+	if roleWorkMem > 0 {
+		workMem = min(workMem, roleWorkMem)
+	}
+	cfg.RuntimeParams["statement_timeout"] = strconv.FormatInt(ms, 10)
+	cfg.RuntimeParams["lock_timeout"] = strconv.FormatInt(lock, 10)
+	cfg.RuntimeParams["idle_in_transaction_session_timeout"] = strconv.FormatInt(ms+1000, 10)
+	cfg.RuntimeParams["work_mem"] = strconv.FormatInt(max(workMem/1024, 64), 10) + "kB"
+	cfg.RuntimeParams["DateStyle"] = "ISO"
+	cfg.RuntimeParams["bytea_output"] = "hex"
+}
+
+// connectCause returns the most telling of the errors of a failed
+// connection: with sslmode=prefer (libpq's default) pgx tries TLS first,
+// and the first error it reports is often the TLS one, not the cause.
+func connectCause(err error) error {
+	var ce *pgconn.ConnectError
+	if !errors.As(err, &ce) {
+		return err
+	}
+	u := errors.Unwrap(ce)
+	if u == nil {
+		return err
+	}
+	var multi interface{ Unwrap() []error }
+	if errors.As(u, &multi) {
+		errs := multi.Unwrap()
+		// The last attempt (without TLS) names the cause; a TLS refusal
+		// says only that the server does not speak TLS.
+		for i := len(errs) - 1; i >= 0; i-- {
+			if !strings.Contains(errs[i].Error(), "tls") && !strings.Contains(errs[i].Error(), "SSL") {
+				return fmt.Errorf("%v (%w)", errs[i], err)
+			}
+		}
+	}
+	return err
 }
 
 // limits returns the statements that open a transaction with the call's
@@ -155,8 +218,27 @@ func discard(c *sql.Conn) {
 	c.Close()
 }
 
+// begin opens a read-only transaction on a read-only session, whose
+// limits are the session's own (sessionLimits); end rolls it back and
+// releases what a rollback leaves (see pgread.go), or resets the session.
 func (p postgresDialect) begin(ctx context.Context, db *sql.DB) (querier, func(), error) {
-	return p.session(ctx, db, "BEGIN READ ONLY")
+	c, err := db.Conn(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := c.ExecContext(ctx, "BEGIN READ ONLY"); err != nil {
+		discard(c)
+		return nil, nil, err
+	}
+	return c, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if _, err := c.ExecContext(ctx, strings.Join(pgReadTail, "; ")); err != nil {
+			endPostgres(c)
+			return
+		}
+		c.Close()
+	}, nil
 }
 
 func (postgresDialect) oneStatement(sql string) error {

@@ -171,10 +171,10 @@ func (d *DB) profile(ctx context.Context, q querier, info *tableInfo) error {
 	t := tableRef{Name: info.Name, Kind: info.Kind}
 	res, err := scanRows(ctx, q, "SELECT "+strings.Join(parts, ", ")+" FROM "+quoteIdent(t.Name), nil,
 		scanLimits{maxRows: 1, maxBytes: d.opts.MaxResultBytes}, nil)
-	if err != nil || len(res.Rows) != 1 {
+	if err != nil || len(res.values) != 1 {
 		return err
 	}
-	row := res.Rows[0]
+	row := res.values[0]
 	for i, c := range cols {
 		p := c.profile
 		n, _ := row[3*i].(int64)
@@ -213,7 +213,7 @@ func (d *DB) topValues(ctx context.Context, q querier, t tableRef, column string
 		return nil, err
 	}
 	out := []valueCount{}
-	for _, r := range res.Rows {
+	for _, r := range res.values {
 		n, _ := r[1].(int64)
 		out = append(out, valueCount{Value: r[0], Count: n})
 	}

@@ -45,6 +45,12 @@ func mustSchema[T any]() json.RawMessage {
 	return s
 }
 
+// queryOutputSchema is queryResult's schema, its rows arrays.
+func queryOutputSchema() json.RawMessage {
+	s := mustSchema[queryResult]()
+	return json.RawMessage(strings.Replace(string(s), `"rows":{"type":"array","items":{}`, `"rows":{"type":"array","items":{"type":"array"}`, 1))
+}
+
 func boolp(b bool) *bool { return &b }
 
 // Tool names, in the order Register adds them.
@@ -62,7 +68,7 @@ func (d *DB) addTools(s *server.Server) {
 		Description: fmt.Sprintf("Runs one read-only SQL statement on the %s database and returns its rows. "+
 			"The database refuses writes. At most %d rows and %d bytes are returned (truncated is then true); statements time out after %s.",
 			dialect, d.opts.MaxRows, d.opts.MaxResultBytes, d.opts.StatementTimeout),
-		OutputSchema: mustSchema[queryResult](),
+		OutputSchema: queryOutputSchema(),
 		Annotations:  &protocol.ToolAnnotations{ReadOnlyHint: boolp(true), OpenWorldHint: boolp(false)},
 		Meta:         queryToolMeta(),
 	}, d.callQuery)
@@ -113,9 +119,9 @@ func (d *DB) callQuery(ctx context.Context, req *server.CallRequest, in queryArg
 	var read atomic.Int64
 	stop := d.reportProgress(req.Request, &read)
 	var res *queryResult
-	err = d.read(ctx, func(ctx context.Context, q querier) error {
+	err = d.statement(ctx, func(ctx context.Context) error {
 		var err error
-		res, err = scanRows(ctx, q, in.SQL, args, lim, &read)
+		res, err = d.dialect.query(ctx, d.ro, in.SQL, args, lim, &read)
 		return err
 	})
 	stop()
@@ -179,7 +185,7 @@ func plural(n int64, one, many string) string {
 
 func resultText(res *queryResult) string {
 	var b strings.Builder
-	b.WriteString(textTable(res.Columns, res.Rows))
+	b.WriteString(textTable(res.Columns, res.cells))
 	fmt.Fprintf(&b, "(%d %s)\n", res.RowCount, plural(int64(res.RowCount), "row", "rows"))
 	if res.Notice != "" {
 		b.WriteString(res.Notice + "\n")

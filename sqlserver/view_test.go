@@ -142,7 +142,7 @@ func TestQueryResultUnchanged(t *testing.T) {
 
 	next := strings.TrimSuffix(args, "}") + `,"cursor":"` + cursor[1] + `"}`
 	var page struct {
-		StructuredContent queryResult `json:"structuredContent"`
+		StructuredContent wireQuery `json:"structuredContent"`
 	}
 	if err := json.Unmarshal([]byte(rawResult(t, s, "tools/call", `"name":"query","arguments":`+next)), &page); err != nil {
 		t.Fatal(err)
