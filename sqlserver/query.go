@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -231,4 +232,44 @@ func pad(b *strings.Builder, n int) {
 		n -= len(spaces)
 	}
 	b.WriteString(spaces[:n])
+}
+
+// appendJSON appends the result's JSON (what json.Marshal writes, the
+// rows as they were encoded) to dst.
+func (r *queryResult) appendJSON(dst []byte) []byte {
+	dst = append(dst, `{"columns":[`...)
+	for i, c := range r.Columns {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"name":`...)
+		dst = appendJSONString(dst, c.Name)
+		dst = append(dst, `,"type":`...)
+		dst = appendJSONString(dst, c.Type)
+		dst = append(dst, '}')
+	}
+	dst = append(dst, `],"rows":[`...)
+	for i, row := range r.Rows {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, row...)
+	}
+	dst = append(dst, `],"row_count":`...)
+	dst = strconv.AppendInt(dst, int64(r.RowCount), 10)
+	if r.Offset != 0 {
+		dst = append(dst, `,"offset":`...)
+		dst = strconv.AppendInt(dst, int64(r.Offset), 10)
+	}
+	dst = append(dst, `,"truncated":`...)
+	dst = strconv.AppendBool(dst, r.Truncated)
+	if r.NextCursor != "" {
+		dst = append(dst, `,"next_cursor":`...)
+		dst = appendJSONString(dst, r.NextCursor)
+	}
+	if r.Notice != "" {
+		dst = append(dst, `,"notice":`...)
+		dst = appendJSONString(dst, r.Notice)
+	}
+	return append(dst, '}')
 }

@@ -26,6 +26,7 @@ func runShared(t *testing.T, e *env) {
 	t.Run("OneStatement", func(t *testing.T) { testOneStatement(t, e) })
 	t.Run("ConcurrencyCap", func(t *testing.T) { testConcurrencyCap(t, e) })
 	t.Run("Cursor", func(t *testing.T) { testCursor(t, e) })
+	t.Run("TextOnlyPaging", func(t *testing.T) { testTextOnlyPaging(t, e) })
 	t.Run("Subscriptions", func(t *testing.T) { testSubscriptions(t, e) })
 	t.Run("Cancel", func(t *testing.T) { testCancel(t, e) })
 	t.Run("Resources", func(t *testing.T) { testResources(t, e) })

@@ -136,9 +136,12 @@ func (d *DB) callQuery(ctx context.Context, req *server.CallRequest, in queryArg
 			return nil, protocol.InternalError("sealing a cursor: " + err.Error())
 		}
 		res.Notice += "; pass next_cursor as cursor with the same sql and params to read on (the statement runs again " +
-			"and skips the rows already returned, so give it an ORDER BY for a stable order)"
+			"and the rows already returned are skipped, so give it an ORDER BY for a stable order)"
 	}
-	return structured(res, resultText(res))
+	return &protocol.CallToolResult{
+		Content:           []protocol.Content{&protocol.TextContent{Text: resultText(res)}},
+		StructuredContent: res.appendJSON(nil),
+	}, nil
 }
 
 // reportProgress sends progress every progressEvery while a statement
@@ -183,12 +186,36 @@ func plural(n int64, one, many string) string {
 	return many
 }
 
+// resultText is the query result as text, which says all that its
+// structuredContent does, for hosts that show a model only the text: the
+// rows, their count and place in the statement's result, the columns'
+// types, the notice, and the cursor with how to use it.
 func resultText(res *queryResult) string {
 	var b strings.Builder
 	b.WriteString(textTable(res.Columns, res.cells))
-	fmt.Fprintf(&b, "(%d %s)\n", res.RowCount, plural(int64(res.RowCount), "row", "rows"))
+	fmt.Fprintf(&b, "(%d %s", res.RowCount, plural(int64(res.RowCount), "row", "rows"))
+	if res.Offset > 0 && res.RowCount > 0 {
+		fmt.Fprintf(&b, ": rows %d to %d of the result", res.Offset+1, res.Offset+res.RowCount)
+	}
+	if res.Truncated {
+		b.WriteString("; truncated, more rows follow")
+	}
+	b.WriteString(")\ncolumn types: ")
+	for i, c := range res.Columns {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(c.Type)
+		if c.Type == "" {
+			b.WriteString("?")
+		}
+	}
+	b.WriteString("\n")
 	if res.Notice != "" {
 		b.WriteString(res.Notice + "\n")
+	}
+	if res.NextCursor != "" {
+		fmt.Fprintf(&b, "next_cursor: %s\nTo read on, call query again with the same sql and params and cursor set to that next_cursor.\n", res.NextCursor)
 	}
 	return b.String()
 }
