@@ -109,8 +109,8 @@ func Open(ctx context.Context, opts *Options) (*DB, error) {
 	var err error
 	if o.DSN != "" {
 		pg := newPostgresDialect(o)
+		d.ro, d.rw, err = openPostgres(o.DSN, o.AllowWrites, &pg, o.Schemas, conns)
 		d.dialect = pg
-		d.ro, d.rw, err = openPostgres(o.DSN, o.AllowWrites, pg, conns)
 		if err == nil {
 			err = d.checkRole(ctx)
 			if err != nil {
@@ -262,21 +262,15 @@ func (d *DB) lookup(ctx context.Context, name string) (tableRef, bool, error) {
 	d.mu.Lock()
 	tables := d.tables
 	d.mu.Unlock()
-	for _, t := range tables {
-		if t.Name == name {
-			return t, true, nil
-		}
+	if t, ok := resolveTable(tables, name); ok {
+		return t, true, nil
 	}
 	tables, err := d.listTables(ctx)
 	if err != nil {
 		return tableRef{}, false, err
 	}
-	for _, t := range tables {
-		if t.Name == name {
-			return t, true, nil
-		}
-	}
-	return tableRef{}, false, nil
+	t, ok := resolveTable(tables, name)
+	return t, ok, nil
 }
 
 // knownTables returns the table list as last seen.

@@ -13,10 +13,15 @@ type Options struct {
 	// uses the demo database in the user cache directory
 	// (os.UserCacheDir()/mcpkit/demo.db), creating it when missing.
 	Path string
-	// DSN is a PostgreSQL connection string (postgres://...). Only the tables
-	// of the connection's current schema (the first of search_path) are
-	// described; set search_path in the DSN to choose another schema.
+	// DSN is a PostgreSQL connection string (postgres://...).
 	DSN string
+	// Schemas are the PostgreSQL schemas served, in the order unqualified
+	// names resolve in (they become the sessions' search_path unless the
+	// DSN sets one); empty means those on the role's search_path. With
+	// more than one, tables are named schema.table everywhere (resources,
+	// describe_table, completion, the ask prompt); a name alone still
+	// finds the table of the first schema that has it.
+	Schemas []string
 
 	// AllowWrites adds the execute tool, which runs a statement only after
 	// the user confirms it through an elicitation.

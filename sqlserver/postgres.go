@@ -36,6 +36,7 @@ type postgresDialect struct {
 	workMem     int64 // bytes
 	lockTimeout time.Duration
 	timeout     time.Duration // StatementTimeout
+	schemas     []string      // served, in search_path order
 	types       *pgTypeCache  // names of result types
 }
 
@@ -80,10 +81,17 @@ func pgConfig(dsn string, readOnly bool, maxBodyLen int) (*pgx.ConnConfig, error
 	return cfg, nil
 }
 
-func openPostgres(dsn string, writes bool, p postgresDialect, conns int) (ro, rw *sql.DB, err error) {
+func openPostgres(dsn string, writes bool, p *postgresDialect, schemas []string, conns int) (ro, rw *sql.DB, err error) {
 	cfg, err := pgConfig(dsn, true, p.maxBodyLen)
 	if err != nil {
 		return nil, nil, err
+	}
+	if len(schemas) > 0 && cfg.RuntimeParams["search_path"] == "" {
+		quoted := make([]string, len(schemas))
+		for i, s := range schemas {
+			quoted[i] = quoteIdent(s)
+		}
+		cfg.RuntimeParams["search_path"] = strings.Join(quoted, ", ")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
@@ -95,6 +103,9 @@ func openPostgres(dsn string, writes bool, p postgresDialect, conns int) (ro, rw
 	}
 	var roleWorkMem int64
 	err = probe.QueryRow(ctx, "SELECT pg_size_bytes(current_setting('work_mem'))").Scan(&roleWorkMem)
+	if err == nil {
+		p.schemas, err = servedSchemas(ctx, probe, schemas)
+	}
 	probe.Close(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("sqlserver: connecting to PostgreSQL: %w", err)
@@ -121,6 +132,29 @@ func openPostgres(dsn string, writes bool, p postgresDialect, conns int) (ro, rw
 	return ro, rw, nil
 }
 
+// servedSchemas returns the schemas named (refusing those that do not
+// exist or the role may not use), or those on the role's search_path.
+func servedSchemas(ctx context.Context, c *pgx.Conn, named []string) ([]string, error) {
+	if len(named) == 0 {
+		var out []string
+		err := c.QueryRow(ctx, "SELECT current_schemas(false)::text[]").Scan(&out)
+		return out, err
+	}
+	rows, err := c.Query(ctx, `SELECT s FROM unnest($1::text[]) AS s
+		WHERE NOT EXISTS (SELECT FROM pg_namespace WHERE nspname = s) OR NOT has_schema_privilege(s, 'USAGE')`, named)
+	if err != nil {
+		return nil, err
+	}
+	bad, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, err
+	}
+	if len(bad) > 0 {
+		return nil, fmt.Errorf("no schema %s that the role may use (--schema / Options.Schemas)", strings.Join(bad, ", "))
+	}
+	return named, nil
+}
+
 // sessionLimits puts the limits of every read-only session in cfg's
 // startup message, where they are the session's own values: what every
 // rollback returns to, and what DISCARD ALL resets to. Output formats the
@@ -138,6 +172,7 @@ func (p postgresDialect) sessionLimits(cfg *pgx.ConnConfig, roleWorkMem int64) {
 	cfg.RuntimeParams["work_mem"] = strconv.FormatInt(max(workMem/1024, 64), 10) + "kB"
 	cfg.RuntimeParams["DateStyle"] = "ISO"
 	cfg.RuntimeParams["bytea_output"] = "hex"
+	cfg.RuntimeParams["standard_conforming_strings"] = "on"
 }
 
 // connectCause returns the most telling of the errors of a failed
@@ -348,15 +383,33 @@ func isStatementTimeout(err error) bool {
 	return errors.As(err, &pe) && pe.Code == "57014" && strings.Contains(pe.Message, "statement timeout")
 }
 
-// pgRelations are the relations served: those of the current schema the
+// pgRelations are the relations served: those of the served schemas the
 // role may read.
-const pgRelations = `FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-	WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
+func (p postgresDialect) pgRelations() string {
+	return `FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+	WHERE n.nspname IN (` + p.schemaList() + `) AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
 	AND has_table_privilege(c.oid, 'SELECT')`
+}
 
-func (postgresDialect) listTables(ctx context.Context, q querier) ([]tableRef, error) {
-	rows, err := q.QueryContext(ctx, `SELECT c.relname, CASE WHEN c.relkind IN ('v', 'm') THEN 'view' ELSE 'table' END, c.oid::bigint `+
-		pgRelations+` ORDER BY c.relname`)
+// schemaList is the served schemas as a list of SQL string literals.
+func (p postgresDialect) schemaList() string {
+	if len(p.schemas) == 0 {
+		return "current_schema()"
+	}
+	out := make([]string, len(p.schemas))
+	for i, s := range p.schemas {
+		out[i] = quoteLiteral(s)
+	}
+	return strings.Join(out, ", ")
+}
+
+// quoteLiteral quotes s as an SQL string literal (standard_conforming_strings
+// is on in every session, sessionLimits).
+func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+func (p postgresDialect) listTables(ctx context.Context, q querier) ([]tableRef, error) {
+	rows, err := q.QueryContext(ctx, `SELECT n.nspname, c.relname, CASE WHEN c.relkind IN ('v', 'm') THEN 'view' ELSE 'table' END, c.oid::bigint `+
+		p.pgRelations()+` ORDER BY array_position(ARRAY[`+p.schemaList()+`]::text[], n.nspname::text), c.relname`)
 	if err != nil {
 		return nil, err
 	}
@@ -365,16 +418,20 @@ func (postgresDialect) listTables(ctx context.Context, q querier) ([]tableRef, e
 	for rows.Next() {
 		var t tableRef
 		var oid int64
-		if err := rows.Scan(&t.Name, &t.Kind, &oid); err != nil {
+		if err := rows.Scan(&t.schema, &t.rel, &t.Kind, &oid); err != nil {
 			return nil, err
 		}
 		t.oid = uint32(oid)
+		t.Name = t.rel
+		if len(p.schemas) > 1 {
+			t.Name = t.schema + "." + t.rel
+		}
 		out = append(out, t)
 	}
 	return out, rows.Err()
 }
 
-func (postgresDialect) describe(ctx context.Context, q querier, t tableRef) (*tableInfo, error) {
+func (p postgresDialect) describe(ctx context.Context, q querier, t tableRef) (*tableInfo, error) {
 	info := newTableInfo(t)
 	oid := int64(t.oid)
 	var comment sql.NullString
@@ -417,14 +474,15 @@ func (postgresDialect) describe(ctx context.Context, q querier, t tableRef) (*ta
 	for i := 1; i <= len(pkAt); i++ {
 		info.PrimaryKey = append(info.PrimaryKey, pkAt[i])
 	}
-	rows, err = q.QueryContext(ctx, `SELECT con.conname, fa.attname, rc.relname, ra.attname
+	rows, err = q.QueryContext(ctx, `SELECT con.conname, fa.attname,
+			CASE WHEN $2 THEN rc.relnamespace::regnamespace::text || '.' ELSE '' END || rc.relname, ra.attname
 		FROM pg_constraint con
 		CROSS JOIN LATERAL unnest(con.conkey, con.confkey) WITH ORDINALITY AS k(src, dst, ord)
 		JOIN pg_attribute fa ON fa.attrelid = con.conrelid AND fa.attnum = k.src
 		JOIN pg_class rc ON rc.oid = con.confrelid
 		JOIN pg_attribute ra ON ra.attrelid = con.confrelid AND ra.attnum = k.dst
 		WHERE con.conrelid = $1::bigint::oid AND con.contype = 'f'
-		ORDER BY con.conname, k.ord`, oid)
+		ORDER BY con.conname, k.ord`, oid, len(p.schemas) > 1)
 	if err != nil {
 		return nil, err
 	}
@@ -483,7 +541,7 @@ func (postgresDialect) countRows(ctx context.Context, q querier, t tableRef) (in
 		return int64(est), true, nil
 	}
 	var n int64
-	err := scanOne(ctx, q, "SELECT count(*) FROM "+quoteIdent(t.Name), nil, &n)
+	err := scanOne(ctx, q, "SELECT count(*) FROM "+t.ident(), nil, &n)
 	return n, false, err
 }
 

@@ -169,7 +169,7 @@ func (d *DB) profile(ctx context.Context, q querier, info *tableInfo) error {
 		parts = append(parts, fmt.Sprintf("count(DISTINCT %s), min(%s), max(%s)", q, q, q))
 	}
 	t := tableRef{Name: info.Name, Kind: info.Kind}
-	res, err := scanRows(ctx, q, "SELECT "+strings.Join(parts, ", ")+" FROM "+quoteIdent(t.Name), nil,
+	res, err := scanRows(ctx, q, "SELECT "+strings.Join(parts, ", ")+" FROM "+t.ident(), nil,
 		scanLimits{maxRows: 1, maxBytes: d.opts.MaxResultBytes}, nil)
 	if err != nil || len(res.values) != 1 {
 		return err
@@ -208,7 +208,7 @@ func (d *DB) topValues(ctx context.Context, q querier, t tableRef, column string
 		where = " WHERE " + c + " IS NOT NULL"
 	}
 	res, err := scanRows(ctx, q, fmt.Sprintf("SELECT %s, count(*) FROM %s%s GROUP BY %s ORDER BY count(*) DESC, %s LIMIT %d",
-		c, quoteIdent(t.Name), where, c, c, limit), nil, scanLimits{maxRows: limit, maxBytes: d.opts.MaxResultBytes}, nil)
+		c, t.ident(), where, c, c, limit), nil, scanLimits{maxRows: limit, maxBytes: d.opts.MaxResultBytes}, nil)
 	if err != nil {
 		return nil, err
 	}

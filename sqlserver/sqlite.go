@@ -360,7 +360,7 @@ func (sqliteDialect) describe(ctx context.Context, q querier, t tableRef) (*tabl
 
 func (sqliteDialect) countRows(ctx context.Context, q querier, t tableRef) (int64, bool, error) {
 	var n int64
-	err := scanOne(ctx, q, "SELECT count(*) FROM "+quoteIdent(t.Name), nil, &n)
+	err := scanOne(ctx, q, "SELECT count(*) FROM "+t.ident(), nil, &n)
 	return n, false, err
 }
 

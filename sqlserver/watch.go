@@ -210,7 +210,7 @@ func (w *postgresWatcher) poll(ctx context.Context) (*snapshot, error) {
 			format_type(a.atttypid, a.atttypmod) || ':' || a.attnotnull::text, ',' ORDER BY c.relname, a.attnum), ''))
 		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 		JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
-		WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm', 'f')`, nil, &snap.schema); err != nil {
+		WHERE n.nspname IN (`+p.schemaList()+`) AND c.relkind IN ('r', 'p', 'v', 'm', 'f')`, nil, &snap.schema); err != nil {
 		return nil, err
 	}
 	stats, err := w.stats(ctx, q)
@@ -226,11 +226,11 @@ func (w *postgresWatcher) poll(ctx context.Context) (*snapshot, error) {
 			return nil, err
 		}
 		if est >= fingerprintScanBelow {
-			snap.prints[t.Name] = "stats:" + stats[t.Name]
+			snap.prints[t.Name] = "stats:" + stats[t.schema+"."+t.rel]
 			continue
 		}
 		var print string
-		if err := scanOne(ctx, q, "SELECT count(*) || '/' || COALESCE(max(xmin::text::bigint), 0) FROM "+quoteIdent(t.Name), nil, &print); err != nil {
+		if err := scanOne(ctx, q, "SELECT count(*) || '/' || COALESCE(max(xmin::text::bigint), 0) FROM "+t.ident(), nil, &print); err != nil {
 			return nil, err
 		}
 		snap.prints[t.Name] = print
@@ -239,12 +239,12 @@ func (w *postgresWatcher) poll(ctx context.Context) (*snapshot, error) {
 	return snap, nil
 }
 
-func (*postgresWatcher) stats(ctx context.Context, q querier) (map[string]string, error) {
+func (w *postgresWatcher) stats(ctx context.Context, q querier) (map[string]string, error) {
 	if _, err := q.ExecContext(ctx, "SELECT pg_stat_clear_snapshot()"); err != nil {
 		return nil, err
 	}
-	rows, err := q.QueryContext(ctx, `SELECT relname, n_tup_ins || '/' || n_tup_upd || '/' || n_tup_del || '/' || n_live_tup
-		FROM pg_stat_user_tables WHERE schemaname = current_schema()`)
+	rows, err := q.QueryContext(ctx, `SELECT schemaname || '.' || relname, n_tup_ins || '/' || n_tup_upd || '/' || n_tup_del || '/' || n_live_tup
+		FROM pg_stat_user_tables WHERE schemaname IN (`+w.p.schemaList()+`)`)
 	if err != nil {
 		return nil, err
 	}
