@@ -114,6 +114,17 @@ func newTableInfo(t tableRef) *tableInfo {
 // describeTable describes t with its row count and, when sample > 0, its
 // first rows, all in one read-only scope.
 func (d *DB) describeTable(ctx context.Context, t tableRef, withData bool) (*tableInfo, error) {
+	v, err := d.kept.get(ctx, fmt.Sprintf("table %s %d %v", t.Name, t.oid, withData), func() (any, error) {
+		return d.describeTableNow(ctx, t, withData)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*tableInfo), nil
+}
+
+// describeTableNow is describeTable without the cache.
+func (d *DB) describeTableNow(ctx context.Context, t tableRef, withData bool) (*tableInfo, error) {
 	var info *tableInfo
 	err := d.read(ctx, func(ctx context.Context, q querier) error {
 		var err error

@@ -37,6 +37,7 @@ type DB struct {
 	progressEvery time.Duration
 
 	ask  *askCache       // the ask prompt's descriptions of tables
+	kept readCache       // the schema overview and table descriptions
 	life context.Context // cancelled by Close
 
 	stop      context.CancelFunc
@@ -149,6 +150,7 @@ func Open(ctx context.Context, opts *Options) (*DB, error) {
 	wctx, cancel := context.WithCancel(context.Background())
 	d.stop, d.life = cancel, wctx
 	d.watchDone = make(chan struct{})
+	d.kept.on = o.PollInterval >= 0
 	if o.PollInterval < 0 {
 		close(d.watchDone)
 		return d, nil

@@ -530,7 +530,7 @@ func (p postgresDialect) describe(ctx context.Context, q querier, t tableRef) (*
 
 // exactCountBelow is the planner estimate under which tables are counted
 // exactly; larger ones report the estimate.
-const exactCountBelow = 1_000_000
+const exactCountBelow = 100_000
 
 func (postgresDialect) countRows(ctx context.Context, q querier, t tableRef) (int64, bool, error) {
 	var est float64

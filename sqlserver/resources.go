@@ -112,6 +112,15 @@ type schemaOverview struct {
 }
 
 func (d *DB) readSchema(ctx context.Context, req *server.ReadRequest) (*protocol.ReadResourceResult, error) {
+	v, err := d.kept.get(ctx, "schema "+req.URI, func() (any, error) { return d.schemaContents(ctx, req.URI) })
+	if err != nil {
+		return nil, err
+	}
+	return &protocol.ReadResourceResult{Contents: v.([]*protocol.ResourceContents), CacheHints: schemaCache}, nil
+}
+
+// schemaContents computes the schema overview.
+func (d *DB) schemaContents(ctx context.Context, uri string) ([]*protocol.ResourceContents, error) {
 	tables, err := d.describeAll(ctx, nil, true)
 	if err != nil {
 		return nil, err
@@ -122,11 +131,7 @@ func (d *DB) readSchema(ctx context.Context, req *server.ReadRequest) (*protocol
 		b.WriteString(t.text())
 		b.WriteString("\n")
 	}
-	c, err := contents(req.URI, schemaOverview{Dialect: d.dialect.name(), Tables: tables}, b.String())
-	if err != nil {
-		return nil, err
-	}
-	return &protocol.ReadResourceResult{Contents: c, CacheHints: schemaCache}, nil
+	return contents(uri, schemaOverview{Dialect: d.dialect.name(), Tables: tables}, b.String())
 }
 
 func tableFromURI(req *server.ReadRequest) string {

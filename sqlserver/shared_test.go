@@ -27,6 +27,7 @@ func runShared(t *testing.T, e *env) {
 	t.Run("ConcurrencyCap", func(t *testing.T) { testConcurrencyCap(t, e) })
 	t.Run("Cursor", func(t *testing.T) { testCursor(t, e) })
 	t.Run("TextOnlyPaging", func(t *testing.T) { testTextOnlyPaging(t, e) })
+	t.Run("ReadCache", func(t *testing.T) { testReadCache(t, e) })
 	t.Run("Subscriptions", func(t *testing.T) { testSubscriptions(t, e) })
 	t.Run("Cancel", func(t *testing.T) { testCancel(t, e) })
 	t.Run("Resources", func(t *testing.T) { testResources(t, e) })

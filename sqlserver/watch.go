@@ -45,6 +45,9 @@ func (d *DB) watch(ctx context.Context, w watcher, last *snapshot) {
 		pctx, cancel := context.WithTimeout(ctx, d.opts.StatementTimeout)
 		snap, err := w.poll(pctx)
 		cancel()
+		if err != nil {
+			d.kept.forget() // what changed is not known
+		}
 		if err != nil || snap == nil {
 			continue
 		}
@@ -97,6 +100,9 @@ func (d *DB) apply(old, now *snapshot) {
 	}
 	slices.Sort(updated)
 	updated = slices.Compact(updated)
+	if len(updated) > 0 || now.dataChanged {
+		d.kept.forget()
+	}
 	d.eachServer(func(s *server.Server) {
 		for _, u := range updated {
 			s.NotifyResourceUpdated(u)
