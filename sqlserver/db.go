@@ -99,6 +99,7 @@ func Open(ctx context.Context, opts *Options) (*DB, error) {
 	if o.Path != "" && o.DSN != "" {
 		return nil, errors.New("sqlserver: set Path or DSN, not both")
 	}
+	ctx = internalContext(ctx)
 	if o.WriteScope != "" && !server.ValidScope(o.WriteScope) {
 		return nil, fmt.Errorf("sqlserver: WriteScope %q is not an OAuth scope token", o.WriteScope)
 	}
@@ -114,11 +115,17 @@ func Open(ctx context.Context, opts *Options) (*DB, error) {
 		d.dialect = pg
 		if err == nil {
 			err = d.checkRole(ctx)
+			if err == nil {
+				err = d.checkIdentity(ctx)
+			}
 			if err != nil {
 				d.closeConns()
 			}
 		}
 	} else {
+		if o.CallerClaims || o.RoleClaim != "" {
+			return nil, errors.New("sqlserver: CallerClaims and RoleClaim need PostgreSQL")
+		}
 		if !enableMemstatus() {
 			o.Logger.Warn("sqlserver: SQLite was in use in this process before the first Open, so its heap limit (MaxMemory, --max-memory) is not enforced")
 		}
@@ -147,10 +154,11 @@ func Open(ctx context.Context, opts *Options) (*DB, error) {
 		return nil, fmt.Errorf("sqlserver: listing tables: %w", err)
 	}
 	d.tables = tables
-	wctx, cancel := context.WithCancel(context.Background())
+	wctx, cancel := context.WithCancel(internalContext(context.Background()))
 	d.stop, d.life = cancel, wctx
 	d.watchDone = make(chan struct{})
-	d.kept.on = o.PollInterval >= 0
+	// Kept reads would show one caller what another may see.
+	d.kept.on = o.PollInterval >= 0 && !o.CallerClaims && o.RoleClaim == ""
 	if o.PollInterval < 0 {
 		close(d.watchDone)
 		return d, nil

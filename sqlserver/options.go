@@ -45,6 +45,28 @@ type Options struct {
 	// warning per privilege.
 	AllowPrivilegedRole bool
 
+	// CallerClaims (PostgreSQL, under OAuth) runs every call with the
+	// verified claims of the caller's access token (auth/resource's
+	// Principal.Claims, as JSON) in the transaction-local setting
+	// request.jwt.claims, as PostgREST does, so that row-level security
+	// policies can read them:
+	//
+	//	USING (owner = nullif(current_setting('request.jwt.claims', true), '')::json->>'sub')
+	//
+	// A call without a token (stdio) runs with {}. Open refuses it unless
+	// the role can execute neither set_config() nor DO blocks, with which
+	// a statement could change the setting it is checked against.
+	CallerClaims bool
+	// RoleClaim (PostgreSQL, under OAuth) names a claim of the caller's
+	// access token whose value picks, through Roles, the role each call
+	// runs as (SET LOCAL ROLE); a call whose claim maps to no role (Roles
+	// key "*" is the default) or that has no token is refused. The login
+	// role must be granted the mapped roles, and is checked as
+	// CallerClaims's is.
+	RoleClaim string
+	// Roles maps RoleClaim's values to PostgreSQL roles.
+	Roles map[string]string
+
 	// MaxRows caps the rows one query returns; 0 means 1000.
 	MaxRows int
 	// MaxResultBytes caps the JSON size of the rows one query returns; 0

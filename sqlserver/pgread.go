@@ -101,6 +101,11 @@ func (p postgresDialect) pipeline(ctx context.Context, pc *pgx.Conn, query strin
 	}
 	var b pgconn.Batch
 	b.ExecParams("BEGIN READ ONLY", nil, nil, nil, nil)
+	id, _ := identityFrom(ctx)
+	setup := id.statements()
+	for _, q := range setup {
+		b.ExecParams(q, nil, nil, nil, nil)
+	}
 	b.ExecParams(query, eqb.ParamValues, nil, eqb.ParamFormats, nil)
 	for _, q := range pgReadTail {
 		b.ExecParams(q, nil, nil, nil, nil)
@@ -108,7 +113,7 @@ func (p postgresDialect) pipeline(ctx context.Context, pc *pgx.Conn, query strin
 	qctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	mrr := pc.PgConn().ExecBatch(qctx, &b)
-	res, clean, err := p.readPipeline(mrr, lim, read, cancel)
+	res, clean, err := p.readPipeline(mrr, 1+len(setup), lim, read, cancel)
 	if cerr := mrr.Close(); cerr != nil {
 		clean = false
 		if err == nil && (res == nil || !res.Truncated) {
@@ -125,12 +130,14 @@ func (p postgresDialect) pipeline(ctx context.Context, pc *pgx.Conn, query strin
 // readPipeline reads the results of a read's pipeline; a result cut by a
 // limit cancels the rest of the statement in the database rather than
 // reading it to its end.
-func (p postgresDialect) readPipeline(mrr *pgconn.MultiResultReader, lim scanLimits, read *atomic.Int64, cancel func()) (*queryResult, bool, error) {
-	if !mrr.NextResult() {
-		return nil, false, nil // mrr.Close has the error
-	}
-	if _, err := mrr.ResultReader().Close(); err != nil {
-		return nil, false, err
+func (p postgresDialect) readPipeline(mrr *pgconn.MultiResultReader, setup int, lim scanLimits, read *atomic.Int64, cancel func()) (*queryResult, bool, error) {
+	for range setup {
+		if !mrr.NextResult() {
+			return nil, false, nil // mrr.Close has the error
+		}
+		if _, err := mrr.ResultReader().Close(); err != nil {
+			return nil, false, err
+		}
 	}
 	if !mrr.NextResult() {
 		return nil, false, nil

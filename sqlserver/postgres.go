@@ -110,7 +110,10 @@ func openPostgres(dsn string, writes bool, p *postgresDialect, schemas []string,
 	if err != nil {
 		return nil, nil, fmt.Errorf("sqlserver: connecting to PostgreSQL: %w", err)
 	}
-	p.sessionLimits(cfg, roleWorkMem)
+	if roleWorkMem > 0 {
+		p.workMem = min(p.workMem, roleWorkMem) // the role's own, when lower
+	}
+	p.sessionLimits(cfg)
 	ro = stdlib.OpenDB(*cfg)
 	ro.SetMaxOpenConns(conns)
 	ro.SetMaxIdleConns(conns)
@@ -159,13 +162,10 @@ func servedSchemas(ctx context.Context, c *pgx.Conn, named []string) ([]string, 
 // startup message, where they are the session's own values: what every
 // rollback returns to, and what DISCARD ALL resets to. Output formats the
 // encoder reads (pgread.go) are fixed too.
-func (p postgresDialect) sessionLimits(cfg *pgx.ConnConfig, roleWorkMem int64) {
+func (p postgresDialect) sessionLimits(cfg *pgx.ConnConfig) {
 	ms := max(p.timeout.Milliseconds(), 1)
 	lock := min(ms, max(p.lockTimeout.Milliseconds(), 1))
 	workMem := p.workMem
-	if roleWorkMem > 0 {
-		workMem = min(workMem, roleWorkMem)
-	}
 	cfg.RuntimeParams["statement_timeout"] = strconv.FormatInt(ms, 10)
 	cfg.RuntimeParams["lock_timeout"] = strconv.FormatInt(lock, 10)
 	cfg.RuntimeParams["idle_in_transaction_session_timeout"] = strconv.FormatInt(ms+1000, 10)
@@ -209,10 +209,12 @@ func (p postgresDialect) limits(ctx context.Context, begin string) string {
 		ms = max(time.Until(dl).Milliseconds(), 1)
 	}
 	lock := min(ms, max(p.lockTimeout.Milliseconds(), 1))
+	if id, ok := identityFrom(ctx); ok {
+		begin = strings.Join(append([]string{begin}, id.statements()...), "; ")
+	}
 	return fmt.Sprintf("%s; SET LOCAL statement_timeout = %d; SET LOCAL lock_timeout = %d; "+
-		"SET LOCAL idle_in_transaction_session_timeout = %d; "+
-		"SELECT set_config('work_mem', (least(pg_size_bytes(current_setting('work_mem')), %d) / 1024)::text || 'kB', true)",
-		begin, ms, lock, ms+1000, p.workMem)
+		"SET LOCAL idle_in_transaction_session_timeout = %d; SET LOCAL work_mem = '%dkB'",
+		begin, ms, lock, ms+1000, max(p.workMem/1024, 64))
 }
 
 // session takes a connection of db's and opens a transaction on it with
@@ -261,7 +263,11 @@ func (p postgresDialect) begin(ctx context.Context, db *sql.DB) (querier, func()
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := c.ExecContext(ctx, "BEGIN READ ONLY"); err != nil {
+	begin := "BEGIN READ ONLY"
+	if id, ok := identityFrom(ctx); ok {
+		begin = strings.Join(append([]string{begin}, id.statements()...), "; ")
+	}
+	if _, err := c.ExecContext(ctx, begin); err != nil {
 		discard(c)
 		return nil, nil, err
 	}
