@@ -23,6 +23,8 @@ type DB struct {
 	ro      *sql.DB // read-only connections: every read runs here
 	rw      *sql.DB // writable connections, only with AllowWrites
 
+	served string // the name it is served by beside other databases (RegisterAll), or ""
+
 	mu      sync.Mutex
 	servers []*server.Server
 	tables  []tableRef // as last seen by Open or the poller

@@ -15,6 +15,10 @@ type Options struct {
 	Path string
 	// DSN is a PostgreSQL connection string (postgres://...).
 	DSN string
+	// Name names the database where a server serves several
+	// (RegisterAll): the tools' database argument, and its resources'
+	// URIs, sql://{name}/schema and sql://{name}/table/{table}.
+	Name string
 	// Schemas are the PostgreSQL schemas served, in the order unqualified
 	// names resolve in (they become the sessions' search_path unless the
 	// DSN sets one); empty means those on the role's search_path. With

@@ -110,7 +110,7 @@ func (d *DB) callQuery(ctx context.Context, req *server.CallRequest, in queryArg
 	if in.MaxRows > 0 && in.MaxRows < d.opts.MaxRows {
 		lim.maxRows, lim.requested = in.MaxRows, true
 	}
-	digest := queryDigest(in.SQL, in.Params)
+	digest := queryDigest(d.served+"\x00"+in.SQL, in.Params)
 	if in.Cursor != "" {
 		if lim.skip, err = openCursor(req.Request, in.Cursor, digest); err != nil {
 			return nil, err

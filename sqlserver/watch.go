@@ -73,13 +73,13 @@ func (d *DB) apply(old, now *snapshot) {
 	}
 	var updated []string
 	if listChanged || old.schema != now.schema {
-		updated = append(updated, SchemaURI)
+		updated = append(updated, d.uri("schema"))
 	}
 	dataChanged := false
 	var changed []string
 	for _, t := range now.tables {
 		if p, ok := old.prints[t.Name]; ok && p != now.prints[t.Name] {
-			updated = append(updated, TableURI(t.Name))
+			updated = append(updated, d.tableURI(t.Name))
 			changed = append(changed, t.Name)
 			dataChanged = true
 		}
@@ -95,7 +95,7 @@ func (d *DB) apply(old, now *snapshot) {
 	}
 	for _, t := range now.tables {
 		if existed[t.Name] && (everything || t.Kind == "view" && dataChanged) {
-			updated = append(updated, TableURI(t.Name))
+			updated = append(updated, d.tableURI(t.Name))
 		}
 	}
 	slices.Sort(updated)
