@@ -107,6 +107,14 @@ type Options struct {
 	// places; 0 means 10s.
 	QueueTimeout time.Duration
 
+	// RequestLog, when set, receives one line per tool call, at Info:
+	// the caller (its principal, server.PrincipalFrom), the database (for
+	// several), the tool, a digest of the statement (never its text, nor
+	// parameter values, nor tokens), the rows returned, the duration and
+	// the outcome (ok, truncated, refused by a limit, or error with the
+	// SQLSTATE).
+	RequestLog *slog.Logger
+
 	// Logger receives warnings (a privileged role served anyway, a
 	// statement outliving its deadline); nil means slog.Default().
 	Logger *slog.Logger

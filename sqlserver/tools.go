@@ -98,7 +98,9 @@ func (d *DB) addTools(s *server.Server) {
 	}
 }
 
-func (d *DB) callQuery(ctx context.Context, req *server.CallRequest, in queryArgs) (*protocol.CallToolResult, error) {
+func (d *DB) callQuery(ctx context.Context, req *server.CallRequest, in queryArgs) (_ *protocol.CallToolResult, err error) {
+	lc := &callLog{tool: toolQuery, stmt: in.SQL, start: time.Now()}
+	defer func() { d.logCall(ctx, lc, err) }()
 	if err := d.dialect.oneStatement(in.SQL); err != nil {
 		return nil, err
 	}
@@ -128,6 +130,7 @@ func (d *DB) callQuery(ctx context.Context, req *server.CallRequest, in queryArg
 	if err != nil {
 		return nil, err
 	}
+	lc.rows, lc.cut = res.RowCount, res.Truncated
 	if in.MaxRows > d.opts.MaxRows && res.Truncated {
 		res.Notice += fmt.Sprintf("; max_rows %d was capped to the server's limit", in.MaxRows)
 	}
@@ -232,7 +235,9 @@ func structured(v any, text string) (*protocol.CallToolResult, error) {
 	}, nil
 }
 
-func (d *DB) callDescribe(ctx context.Context, req *server.CallRequest, in tableArgs) (*protocol.CallToolResult, error) {
+func (d *DB) callDescribe(ctx context.Context, req *server.CallRequest, in tableArgs) (_ *protocol.CallToolResult, err error) {
+	lc := &callLog{tool: toolDescribe, start: time.Now()}
+	defer func() { d.logCall(ctx, lc, err) }()
 	t, ok, err := d.lookup(ctx, in.Table)
 	if err != nil {
 		return nil, err
@@ -247,7 +252,9 @@ func (d *DB) callDescribe(ctx context.Context, req *server.CallRequest, in table
 	return structured(info, info.text())
 }
 
-func (d *DB) callExplain(ctx context.Context, req *server.CallRequest, in explainArgs) (string, error) {
+func (d *DB) callExplain(ctx context.Context, req *server.CallRequest, in explainArgs) (_ string, err error) {
+	lc := &callLog{tool: toolExplain, stmt: in.SQL, start: time.Now()}
+	defer func() { d.logCall(ctx, lc, err) }()
 	if err := d.dialect.oneStatement(in.SQL); err != nil {
 		return "", err
 	}
@@ -277,7 +284,9 @@ var confirmSchema = json.RawMessage(`{"type":"object","properties":{"confirm":{"
 // (their digest is the sealed state): the write is refused when the
 // triggers found as it runs differ. The result gives the rows changed in
 // all beside those the statement affected.
-func (d *DB) callExecute(ctx context.Context, req *server.CallRequest, in executeArgs) (*protocol.CallToolResult, error) {
+func (d *DB) callExecute(ctx context.Context, req *server.CallRequest, in executeArgs) (_ *protocol.CallToolResult, err error) {
+	lc := &callLog{tool: toolExecute, stmt: in.SQL, start: time.Now()}
+	defer func() { d.logCall(ctx, lc, err) }()
 	if err := d.dialect.oneStatement(in.SQL); err != nil {
 		return nil, err
 	}
