@@ -70,7 +70,8 @@ type tableInfo struct {
 	RowCountEstimated bool         `json:"row_count_estimated,omitempty" description:"row_count is the planner's estimate (large PostgreSQL tables)"`
 	Sample            *sampleRows  `json:"sample,omitempty" description:"The first rows of the table"`
 
-	rowCountAtLeast bool // RowCount is where counting stopped (the ask prompt)
+	rowCountAtLeast bool     // RowCount is where counting stopped (the ask prompt)
+	ref             tableRef // the table described
 }
 
 type columnInfo struct {
@@ -107,7 +108,7 @@ type sampleRows struct {
 }
 
 func newTableInfo(t tableRef) *tableInfo {
-	return &tableInfo{Name: t.Name, Kind: t.Kind, Columns: []columnInfo{}, PrimaryKey: []string{},
+	return &tableInfo{ref: t, Name: t.Name, Kind: t.Kind, Columns: []columnInfo{}, PrimaryKey: []string{},
 		ForeignKeys: []foreignKey{}, Indexes: []indexInfo{}}
 }
 

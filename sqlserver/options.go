@@ -115,6 +115,11 @@ type Options struct {
 	// SQLSTATE).
 	RequestLog *slog.Logger
 
+	// FlagNames has messages that name a limit name only the flag of
+	// `mcpkit serve sql` that raises it (--max-rows), not also the Options
+	// field (Options.MaxRows); serve sql sets it.
+	FlagNames bool
+
 	// Logger receives warnings (a privileged role served anyway, a
 	// statement outliving its deadline); nil means slog.Default().
 	Logger *slog.Logger

@@ -57,6 +57,10 @@ func (p postgresDialect) query(ctx context.Context, db *sql.DB, query string, ar
 		inner := lim
 		inner.skip = 0
 		res, err := p.run(ctx, db, pgOffsetQuery(query, lim.skip), args, inner, read)
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Position > pgOffsetPrefix {
+			pe.Position -= pgOffsetPrefix // a place in the statement as given
+		}
 		if !isSyntaxError(err) {
 			if res != nil {
 				res.Offset = lim.skip
@@ -535,6 +539,8 @@ func byteaCell(b []byte) string {
 // cursor has read: the rows are not sent, nor read. The statement goes on
 // lines of its own, so that a trailing comment cannot swallow the
 // wrapping, and without its trailing semicolons.
+const pgOffsetPrefix = int32(len("SELECT * FROM (\n"))
+
 func pgOffsetQuery(query string, offset int) string {
 	q := strings.TrimRight(query, " \t\r\n;")
 	return "SELECT * FROM (\n" + q + "\n) AS mcpkit_page OFFSET " + strconv.Itoa(offset)

@@ -100,7 +100,7 @@ func (d *DB) addTools(s *server.Server) {
 
 func (d *DB) callQuery(ctx context.Context, req *server.CallRequest, in queryArgs) (_ *protocol.CallToolResult, err error) {
 	lc := &callLog{tool: toolQuery, stmt: in.SQL, start: time.Now()}
-	defer func() { d.logCall(ctx, lc, err) }()
+	defer func() { d.logCall(ctx, lc, err); err = d.present(err, in.SQL) }()
 	if err := d.dialect.oneStatement(in.SQL); err != nil {
 		return nil, err
 	}
@@ -131,6 +131,9 @@ func (d *DB) callQuery(ctx context.Context, req *server.CallRequest, in queryArg
 		return nil, err
 	}
 	lc.rows, lc.cut = res.RowCount, res.Truncated
+	if d.opts.FlagNames {
+		res.Notice = optionNames.ReplaceAllString(res.Notice, "")
+	}
 	if in.MaxRows > d.opts.MaxRows && res.Truncated {
 		res.Notice += fmt.Sprintf("; max_rows %d was capped to the server's limit", in.MaxRows)
 	}
@@ -237,7 +240,7 @@ func structured(v any, text string) (*protocol.CallToolResult, error) {
 
 func (d *DB) callDescribe(ctx context.Context, req *server.CallRequest, in tableArgs) (_ *protocol.CallToolResult, err error) {
 	lc := &callLog{tool: toolDescribe, start: time.Now()}
-	defer func() { d.logCall(ctx, lc, err) }()
+	defer func() { d.logCall(ctx, lc, err); err = d.present(err, "") }()
 	t, ok, err := d.lookup(ctx, in.Table)
 	if err != nil {
 		return nil, err
@@ -254,7 +257,7 @@ func (d *DB) callDescribe(ctx context.Context, req *server.CallRequest, in table
 
 func (d *DB) callExplain(ctx context.Context, req *server.CallRequest, in explainArgs) (_ string, err error) {
 	lc := &callLog{tool: toolExplain, stmt: in.SQL, start: time.Now()}
-	defer func() { d.logCall(ctx, lc, err) }()
+	defer func() { d.logCall(ctx, lc, err); err = d.present(err, in.SQL) }()
 	if err := d.dialect.oneStatement(in.SQL); err != nil {
 		return "", err
 	}
@@ -286,7 +289,7 @@ var confirmSchema = json.RawMessage(`{"type":"object","properties":{"confirm":{"
 // all beside those the statement affected.
 func (d *DB) callExecute(ctx context.Context, req *server.CallRequest, in executeArgs) (_ *protocol.CallToolResult, err error) {
 	lc := &callLog{tool: toolExecute, stmt: in.SQL, start: time.Now()}
-	defer func() { d.logCall(ctx, lc, err) }()
+	defer func() { d.logCall(ctx, lc, err); err = d.present(err, in.SQL) }()
 	if err := d.dialect.oneStatement(in.SQL); err != nil {
 		return nil, err
 	}
