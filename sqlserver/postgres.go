@@ -175,6 +175,15 @@ func (p postgresDialect) sessionLimits(cfg *pgx.ConnConfig) {
 	cfg.RuntimeParams["standard_conforming_strings"] = "on"
 }
 
+// causeError is a failed connection told by its cause.
+type causeError struct {
+	msg string
+	err error
+}
+
+func (e *causeError) Error() string { return e.msg }
+func (e *causeError) Unwrap() error { return e.err }
+
 // connectCause returns the most telling of the errors of a failed
 // connection: with sslmode=prefer (libpq's default) pgx tries TLS first,
 // and the first error it reports is often the TLS one, not the cause.
@@ -194,7 +203,7 @@ func connectCause(err error) error {
 		// says only that the server does not speak TLS.
 		for i := len(errs) - 1; i >= 0; i-- {
 			if !strings.Contains(errs[i].Error(), "tls") && !strings.Contains(errs[i].Error(), "SSL") {
-				return fmt.Errorf("%v (%w)", errs[i], err)
+				return &causeError{msg: fmt.Sprintf("%v (user %s, database %s)", errs[i], ce.Config.User, ce.Config.Database), err: err}
 			}
 		}
 	}

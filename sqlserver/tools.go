@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 	"sync"
@@ -176,7 +177,7 @@ func (d *DB) reportProgress(req *server.Request, read *atomic.Int64) (stop func(
 			if n := read.Load(); n > 0 {
 				msg += fmt.Sprintf(", %d %s read", n, plural(n, "row", "rows"))
 			}
-			_ = req.Progress(took.Seconds(), 0, msg)
+			_ = req.Progress(math.Round(took.Seconds()*10)/10, 0, msg)
 		}
 	}()
 	return func() {

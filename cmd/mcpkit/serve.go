@@ -163,7 +163,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		AllowWrites: *allowWrites, MaxRows: *maxRows, MaxResultBytes: *maxBytes,
 		StatementTimeout: *timeout, SampleRows: *sample, PollInterval: *poll,
 		MaxMemory: int64(maxMemory), MaxConcurrent: *maxConcurrent, AllowPrivilegedRole: *privileged, Logger: logger,
-		WriteScope: writeScope, Schemas: schemas, CallerClaims: *callerClaims, RoleClaim: *roleClaim, Roles: roleMapping,
+		WriteScope: writeScope, FlagNames: true, Schemas: schemas, CallerClaims: *callerClaims, RoleClaim: *roleClaim, Roles: roleMapping,
 	}
 	if *logRequests {
 		base.RequestLog = slog.New(slog.NewJSONHandler(e.Stderr, nil))
