@@ -157,11 +157,10 @@ func (m *multi) addTools(s *server.Server, names, writable []string) {
 		return d.callQuery(ctx, req, queryArgs{SQL: in.SQL, Params: in.Params, MaxRows: in.MaxRows, Cursor: in.Cursor})
 	})
 	server.AddTool(s, &protocol.Tool{
-		Name:         toolDescribe,
-		Description:  "Describes a table or view of one of the databases: columns, types, nullability, primary key, foreign keys, indexes, row count and sample rows.",
-		InputSchema:  withDatabaseEnum[dbTableArgs](names),
-		OutputSchema: mustSchema[tableInfo](),
-		Annotations:  ro,
+		Name:        toolDescribe,
+		Description: "Describes a table or view of one of the databases: columns, types, nullability, primary key, foreign keys, indexes, row count and sample rows.",
+		InputSchema: withDatabaseEnum[dbTableArgs](names),
+		Annotations: ro,
 	}, func(ctx context.Context, req *server.CallRequest, in dbTableArgs) (*protocol.CallToolResult, error) {
 		d, err := m.db(in.Database)
 		if err != nil {

@@ -14,18 +14,18 @@ import (
 // resultColumn is a column of a query result.
 type resultColumn struct {
 	Name string `json:"name"`
-	Type string `json:"type" description:"The database's type name; empty when it has none (SQLite expressions)"`
+	Type string `json:"type"`
 }
 
 // queryResult is the structuredContent of the query tool.
 type queryResult struct {
 	Columns    []resultColumn    `json:"columns"`
-	Rows       []json.RawMessage `json:"rows" description:"Rows as arrays of values, in column order. JSON columns hold their JSON value, PostgreSQL arrays are arrays, numeric values exact numbers, binary values {\"base64\": ...}"`
-	RowCount   int               `json:"row_count" description:"Number of rows returned"`
-	Offset     int               `json:"offset,omitempty" description:"Rows of the statement's result before the first one returned (when reading on with a cursor)"`
-	Truncated  bool              `json:"truncated" description:"More rows were available than returned"`
-	NextCursor string            `json:"next_cursor,omitempty" description:"Pass as cursor, with the same sql and params, to read the rows after these"`
-	Notice     string            `json:"notice,omitempty" description:"Which limit truncated the result and how to raise it or read on"`
+	Rows       []json.RawMessage `json:"rows"`
+	RowCount   int               `json:"row_count"`
+	Offset     int               `json:"offset,omitempty" description:"Rows before the first one returned"`
+	Truncated  bool              `json:"truncated"`
+	NextCursor string            `json:"next_cursor,omitempty" description:"Pass as cursor, with the same sql and params, to read on"`
+	Notice     string            `json:"notice,omitempty"`
 
 	cells    [][]string // the rows' text-table cells
 	values   [][]any    // the rows as Go values (scanRows only)

@@ -66,18 +66,17 @@ func (d *DB) addTools(s *server.Server) {
 	dialect := d.dialect.name()
 	server.AddTool(s, &protocol.Tool{
 		Name: toolQuery,
-		Description: fmt.Sprintf("Runs one read-only SQL statement on the %s database and returns its rows. "+
-			"The database refuses writes. At most %d rows and %d bytes are returned (truncated is then true); statements time out after %s.",
+		Description: fmt.Sprintf("Runs one read-only %s statement and returns its rows (values keep their JSON kind; binary is {\"base64\": ...}). "+
+			"At most %d rows and %d bytes; a truncated result carries next_cursor to read on. Statements time out after %s.",
 			dialect, d.opts.MaxRows, d.opts.MaxResultBytes, d.opts.StatementTimeout),
 		OutputSchema: queryOutputSchema(),
 		Annotations:  &protocol.ToolAnnotations{ReadOnlyHint: boolp(true), OpenWorldHint: boolp(false)},
 		Meta:         queryToolMeta(),
 	}, d.callQuery)
 	server.AddTool(s, &protocol.Tool{
-		Name:         toolDescribe,
-		Description:  "Describes a table or view: columns, types, nullability, primary key, foreign keys, indexes, row count and sample rows.",
-		OutputSchema: mustSchema[tableInfo](),
-		Annotations:  &protocol.ToolAnnotations{ReadOnlyHint: boolp(true), OpenWorldHint: boolp(false)},
+		Name:        toolDescribe,
+		Description: "Describes a table or view: columns, types, nullability, primary key, foreign keys, indexes, row count and sample rows.",
+		Annotations: &protocol.ToolAnnotations{ReadOnlyHint: boolp(true), OpenWorldHint: boolp(false)},
 	}, d.callDescribe)
 	server.AddTool(s, &protocol.Tool{
 		Name:        toolExplain,
