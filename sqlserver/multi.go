@@ -99,6 +99,11 @@ type dbTableArgs struct {
 	Table    string `json:"table" description:"Table or view name (schema.table where several schemas are served)" jsonschema:"minLength=1"`
 }
 
+type dbSearchArgs struct {
+	Database string `json:"database" description:"The database to search"`
+	searchArgs
+}
+
 type dbExplainArgs struct {
 	Database string            `json:"database" description:"The database to plan it in"`
 	SQL      string            `json:"sql" description:"The statement to explain (it is planned, not run)" jsonschema:"minLength=1"`
@@ -167,6 +172,18 @@ func (m *multi) addTools(s *server.Server, names, writable []string) {
 			return nil, err
 		}
 		return d.callDescribe(ctx, req, tableArgs{Table: in.Table})
+	})
+	server.AddTool(s, &protocol.Tool{
+		Name:        toolSearch,
+		Description: "Finds tables (or columns) of one of the databases by name pattern, a page at a time, with names only, a summary (columns) or full detail.",
+		InputSchema: withDatabaseEnum[dbSearchArgs](names),
+		Annotations: ro,
+	}, func(ctx context.Context, req *server.CallRequest, in dbSearchArgs) (*protocol.CallToolResult, error) {
+		d, err := m.db(in.Database)
+		if err != nil {
+			return nil, err
+		}
+		return d.callSearch(ctx, req, in.searchArgs)
 	})
 	server.AddTool(s, &protocol.Tool{
 		Name:        toolExplain,

@@ -113,6 +113,9 @@ func TestSeveralDatabasesAndSchemas(t *testing.T) {
 		!strings.Contains(r.text(), "another statement") {
 		t.Errorf("shop's cursor on notes: %s", r.text())
 	}
+	if r := callTool(t, s, "search_schema", map[string]any{"database": "shop", "pattern": "ord*"}); r.IsError || !strings.Contains(r.text(), sales+".orders (table)") {
+		t.Errorf("search_schema in shop: %s", r.text())
+	}
 	if r := query("nowhere", "SELECT 1", nil); !r.IsError {
 		t.Errorf("an unknown database: %s", r.text())
 	}

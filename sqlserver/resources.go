@@ -136,6 +136,9 @@ func (d *DB) readSchema(ctx context.Context, req *server.ReadRequest) (*protocol
 
 // schemaContents computes the schema overview.
 func (d *DB) schemaContents(ctx context.Context, uri string) ([]*protocol.ResourceContents, error) {
+	if refs := d.knownTables(); len(refs) > overviewMaxTables {
+		return d.schemaNames(uri, refs)
+	}
 	tables, err := d.describeAll(ctx, nil, true)
 	if err != nil {
 		return nil, err
@@ -147,6 +150,29 @@ func (d *DB) schemaContents(ctx context.Context, uri string) ([]*protocol.Resour
 		b.WriteString("\n")
 	}
 	return contents(uri, schemaOverview{Dialect: d.dialect.name(), Tables: tables}, b.String())
+}
+
+// schemaNames is the overview of a schema too large to describe at once:
+// the tables' names and kinds, and where to read on.
+func (d *DB) schemaNames(uri string, refs []tableRef) ([]*protocol.ResourceContents, error) {
+	type entry struct {
+		Name string `json:"name"`
+		Kind string `json:"kind"`
+	}
+	tables := make([]entry, len(refs))
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s database, %d tables and views: too many to describe here. Find them with the search_schema tool "+
+		"(by name pattern, with columns), or read one at %s.\n\n", d.dialect.name(), len(refs), d.uri(tableTemplate))
+	for i, t := range refs {
+		tables[i] = entry{t.Name, t.Kind}
+		fmt.Fprintf(&b, "%s %s\n", strings.ToUpper(t.Kind), t.Name)
+	}
+	overview := struct {
+		Dialect   string  `json:"dialect"`
+		Tables    []entry `json:"tables"`
+		NamesOnly bool    `json:"names_only"`
+	}{d.dialect.name(), tables, true}
+	return contents(uri, overview, b.String())
 }
 
 func (d *DB) tableFromURI(req *server.ReadRequest) string {

@@ -208,8 +208,8 @@ func (e *env) slowAggregate() string {
 
 func testExecute(t *testing.T, e *env) {
 	_, ro := e.open(t, nil)
-	if r := mustHandle(t, ro, "tools/list", nil); len(r.Tools) != 3 {
-		t.Errorf("read-only server lists %d tools, want 3 (no execute)", len(r.Tools))
+	if r := mustHandle(t, ro, "tools/list", nil); len(r.Tools) != 4 {
+		t.Errorf("read-only server lists %d tools, want 4 (no execute)", len(r.Tools))
 	}
 	_, s := e.open(t, func(o *Options) { o.AllowWrites = true })
 	stmt := e.param("INSERT INTO t (id, name) VALUES (10, ", 1) + ")"

@@ -79,6 +79,11 @@ func (d *DB) addTools(s *server.Server) {
 		Annotations: &protocol.ToolAnnotations{ReadOnlyHint: boolp(true), OpenWorldHint: boolp(false)},
 	}, d.callDescribe)
 	server.AddTool(s, &protocol.Tool{
+		Name:        toolSearch,
+		Description: "Finds tables (or columns) by name pattern, a page at a time, with names only, a summary (columns) or full detail: for schemas too large to read at once.",
+		Annotations: &protocol.ToolAnnotations{ReadOnlyHint: boolp(true), OpenWorldHint: boolp(false)},
+	}, d.callSearch)
+	server.AddTool(s, &protocol.Tool{
 		Name:        toolExplain,
 		Description: fmt.Sprintf("Shows the %s query plan of a statement without running it.", dialect),
 		Annotations: &protocol.ToolAnnotations{ReadOnlyHint: boolp(true), OpenWorldHint: boolp(false)},
