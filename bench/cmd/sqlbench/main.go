@@ -148,7 +148,7 @@ func measure(ctx context.Context, s *server, w workload, c int, d, warmup time.D
 	var cpu0 float64
 	var pg0 map[int]float64
 	res, err := loadgen.Run(ctx, target, &loadgen.Options{
-		Concurrency: c, Duration: d, Warmup: warmup, Tool: s.tool, Args: args,
+		Concurrency: c, Duration: d, Warmup: warmup, Tool: s.tool, Args: args, Era: s.era(),
 		OnMeasure: func() { cpu0, pg0 = procCPU(s.pid()), pg.sample(ctx) },
 	})
 	if err != nil {

@@ -139,6 +139,17 @@ func (s *server) stop() {
 
 func (s *server) pid() int { return s.cmd.Process.Pid }
 
+// era is the protocol era the load speaks: mcpkit's newest, the peers'
+// handshake (each run shakes hands again, which their SDK allows; mcpkit
+// refuses a second initialize on one stdio stream, so it is never sent
+// one).
+func (s *server) era() string {
+	if s.peer {
+		return loadgen.EraLegacy
+	}
+	return loadgen.EraModern
+}
+
 // target returns a loadgen target for one run; done ends it.
 func (s *server) target() (loadgen.Target, func(), error) {
 	if s.url != "" {
@@ -166,12 +177,19 @@ func (s *server) verify(ctx context.Context, w workload) error {
 		"clientInfo": map[string]any{"name": "sqlbench", "version": "1"}})
 	initialized := []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	toolCall := call(2, "tools/call", map[string]any{"name": s.tool, "arguments": map[string]any{"sql": w.sql}})
+	lines := [][]byte{initialize, initialized, toolCall}
+	if !s.peer {
+		// mcpkit speaks the modern era, in which a request needs no
+		// handshake.
+		lines = [][]byte{call(2, "tools/call", map[string]any{"name": s.tool, "arguments": map[string]any{"sql": w.sql},
+			"_meta": map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": map[string]any{}}})}
+	}
 	var resp []byte
 	var err error
 	if s.url != "" {
-		resp, err = s.verifyHTTP(ctx, initialize, initialized, toolCall)
+		resp, err = s.verifyHTTP(ctx, lines...)
 	} else {
-		resp, err = s.verifyStdio(ctx, initialize, initialized, toolCall)
+		resp, err = s.verifyStdio(ctx, lines...)
 	}
 	if err != nil {
 		return fmt.Errorf("verifying: %w", err)
@@ -227,7 +245,7 @@ func (s *server) verifyStdio(ctx context.Context, lines ...[]byte) ([]byte, erro
 	}
 }
 
-func (s *server) verifyHTTP(ctx context.Context, initialize, initialized, toolCall []byte) ([]byte, error) {
+func (s *server) verifyHTTP(ctx context.Context, lines ...[]byte) ([]byte, error) {
 	session := ""
 	post := func(body []byte) ([]byte, error) {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.url, bytes.NewReader(body))
@@ -236,6 +254,11 @@ func (s *server) verifyHTTP(ctx context.Context, initialize, initialized, toolCa
 		if session != "" {
 			req.Header.Set("Mcp-Session-Id", session)
 			req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		}
+		if !s.peer {
+			req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+			req.Header.Set("Mcp-Method", "tools/call")
+			req.Header.Set("Mcp-Name", s.tool)
 		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -258,12 +281,12 @@ func (s *server) verifyHTTP(ctx context.Context, initialize, initialized, toolCa
 		}
 		return b, err
 	}
-	for _, b := range [][]byte{initialize, initialized} {
+	for _, b := range lines[:len(lines)-1] {
 		if _, err := post(b); err != nil {
 			return nil, err
 		}
 	}
-	return post(toolCall)
+	return post(lines[len(lines)-1])
 }
 
 // countRows finds the rows of a tools/call answer: mcpkit's row_count, or
