@@ -132,6 +132,7 @@ type measurement struct {
 	ReqPerSec   float64 `json:"req_per_sec"`
 	P50ms       float64 `json:"p50_ms"`
 	ServerCPUms float64 `json:"server_cpu_ms_per_req"`
+	ClientCPUms float64 `json:"client_cpu_ms_per_req"`
 	PGCPUms     float64 `json:"postgres_cpu_ms_per_req"`
 }
 
@@ -145,23 +146,23 @@ func measure(ctx context.Context, s *server, w workload, c int, d, warmup time.D
 	}
 	defer done()
 	args, _ := json.Marshal(map[string]string{"sql": w.sql})
-	var cpu0 float64
+	var cpu0, self0 float64
 	var pg0 map[int]float64
 	res, err := loadgen.Run(ctx, target, &loadgen.Options{
 		Concurrency: c, Duration: d, Warmup: warmup, Tool: s.tool, Args: args, Era: s.era(),
-		OnMeasure: func() { cpu0, pg0 = procCPU(s.pid()), pg.sample(ctx) },
+		OnMeasure: func() { cpu0, self0, pg0 = procCPU(s.pid()), procCPU(os.Getpid()), pg.sample(ctx) },
 	})
 	if err != nil {
 		return measurement{}, err
 	}
-	cpu1, pg1 := procCPU(s.pid()), pg.sample(ctx)
+	cpu1, self1, pg1 := procCPU(s.pid()), procCPU(os.Getpid()), pg.sample(ctx)
 	if res.Errors > 0 {
 		return measurement{}, fmt.Errorf("%d of %d requests failed: %s", res.Errors, res.Requests, res.FirstError)
 	}
 	n := float64(max(res.Requests, 1))
 	return measurement{Server: s.name, Workload: w.name, Concurrency: c, Requests: res.Requests, ReqPerSec: res.ReqPerSec,
 		P50ms:       float64(res.P50.Microseconds()) / 1000,
-		ServerCPUms: (cpu1 - cpu0) * 1000 / n, PGCPUms: pgDelta(pg0, pg1) * 1000 / n}, nil
+		ServerCPUms: (cpu1 - cpu0) * 1000 / n, ClientCPUms: (self1 - self0) * 1000 / n, PGCPUms: pgDelta(pg0, pg1) * 1000 / n}, nil
 }
 
 func filter[T any](in []T, keep func(T) bool) []T {

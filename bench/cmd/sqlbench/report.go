@@ -81,23 +81,24 @@ func pgDelta(a, b map[int]float64) float64 {
 // report prints, per cell, each server's medians and its rate against the
 // fastest peer.
 func report(w io.Writer, servers []*server, levels []int, all []measurement) {
-	fmt.Fprintln(w, "\n| workload | c | server | req/s (median) | vs fastest peer | server CPU ms/req | PostgreSQL CPU ms/req | p50 ms |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "\n| workload | c | server | req/s (median) | vs fastest peer | server CPU ms/req | PostgreSQL CPU ms/req | load generator CPU ms/req | p50 ms |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
 	type cell struct {
-		rate, cpu, pg, p50 float64
+		rate, cpu, pg, client, p50 float64
 	}
 	for _, wl := range workloads {
 		for _, c := range levels {
 			cells := map[string]cell{}
 			bestPeer, bestPeerName := 0.0, ""
 			for _, s := range servers {
-				var rate, cpu, pg, p50 []float64
+				var rate, cpu, pg, client, p50 []float64
 				for _, m := range all {
 					if m.Server == s.name && m.Workload == wl.name && m.Concurrency == c {
-						rate, cpu, pg, p50 = append(rate, m.ReqPerSec), append(cpu, m.ServerCPUms), append(pg, m.PGCPUms), append(p50, m.P50ms)
+						rate, cpu, pg = append(rate, m.ReqPerSec), append(cpu, m.ServerCPUms), append(pg, m.PGCPUms)
+						client, p50 = append(client, m.ClientCPUms), append(p50, m.P50ms)
 					}
 				}
-				cl := cell{median(rate), median(cpu), median(pg), median(p50)}
+				cl := cell{median(rate), median(cpu), median(pg), median(client), median(p50)}
 				cells[s.name] = cl
 				if s.peer && cl.rate > bestPeer {
 					bestPeer, bestPeerName = cl.rate, s.name
@@ -109,7 +110,7 @@ func report(w io.Writer, servers []*server, levels []int, all []measurement) {
 				if bestPeer > 0 {
 					vs = fmt.Sprintf("%.2f×", cl.rate/bestPeer)
 				}
-				fmt.Fprintf(w, "| %s | %d | %s | %.0f | %s | %.3f | %.3f | %.2f |\n", wl.name, c, s.name, cl.rate, vs, cl.cpu, cl.pg, cl.p50)
+				fmt.Fprintf(w, "| %s | %d | %s | %.0f | %s | %.3f | %.3f | %.3f | %.2f |\n", wl.name, c, s.name, cl.rate, vs, cl.cpu, cl.pg, cl.client, cl.p50)
 			}
 			if bestPeerName != "" {
 				for _, s := range servers {
