@@ -39,7 +39,11 @@ FROM customers c JOIN orders o ON o.customer_id = c.id JOIN order_lines l ON l.o
 WHERE c.id BETWEEN 1000 AND 1065 ORDER BY o.id, l.id`, 990},
 }
 
-func main() {
+func main() { os.Exit(run()) }
+
+// run runs the comparison and returns the exit code; the servers it
+// started are stopped whatever happens (deferred, so not with os.Exit).
+func run() int {
 	dsn := flag.String("dsn", os.Getenv("MCPKIT_TEST_POSTGRES_DSN"), "a superuser `DSN` of the PostgreSQL to run on (default $MCPKIT_TEST_POSTGRES_DSN)")
 	mcpkitBin := flag.String("mcpkit", "", "the mcpkit `binary` to measure")
 	before := flag.String("before", "", "also measure this older mcpkit `binary` (\"before\" figures)")
@@ -53,7 +57,7 @@ func main() {
 	flag.Parse()
 	if *dsn == "" || *mcpkitBin == "" {
 		fmt.Fprintln(os.Stderr, "sqlbench: -dsn (or MCPKIT_TEST_POSTGRES_DSN) and -mcpkit are required")
-		os.Exit(2)
+		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -61,13 +65,13 @@ func main() {
 	reader, err := setup(ctx, *dsn, logf)
 	if err != nil {
 		logf("setup: %v", err)
-		os.Exit(1)
+		return 1
 	}
 	benchAdmin, _ := withDB(*dsn, benchDB, "", "")
 	pg, err := newPGMeter(ctx, benchAdmin)
 	if err != nil {
 		logf("%v", err)
-		os.Exit(1)
+		return 1
 	}
 	defer pg.close()
 
@@ -80,11 +84,11 @@ func main() {
 		servers = filter(servers, func(s *server) bool { return keep[s.name] })
 	}
 	for _, s := range servers {
+		defer s.stop()
 		if err := s.start(ctx); err != nil {
 			logf("%s: %v", s.name, err)
-			os.Exit(1)
+			return 1
 		}
-		defer s.stop()
 	}
 	var levels []int
 	for _, f := range strings.Split(*conc, ",") {
@@ -103,7 +107,7 @@ func main() {
 					m, err := measure(ctx, s, w, c, *duration, *warmup, pg)
 					if err != nil {
 						logf("round %d, %s, c=%d, %s: %v", r+1, w.name, c, s.name, err)
-						os.Exit(1)
+						return 1
 					}
 					m.Round = r + 1
 					all = append(all, m)
@@ -120,6 +124,7 @@ func main() {
 			logf("%v", err)
 		}
 	}
+	return 0
 }
 
 // measurement is one server's run of one cell in one round.

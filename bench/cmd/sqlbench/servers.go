@@ -126,6 +126,8 @@ func (s *server) stop() {
 	}
 	if s.stdin != nil {
 		s.stdin.Close()
+	} else {
+		s.cmd.Process.Signal(os.Interrupt) // an HTTP server stops on SIGINT
 	}
 	done := make(chan struct{})
 	go func() { s.cmd.Wait(); close(done) }()
