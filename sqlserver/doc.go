@@ -151,7 +151,7 @@
 // # Limits
 //
 // A statement gets Options.StatementTimeout (a context deadline, and on
-// PostgreSQL SET LOCAL statement_timeout, with lock_timeout and
+// PostgreSQL the session's statement_timeout, with lock_timeout and
 // idle_in_transaction_session_timeout), and a result at most
 // Options.MaxRows rows and Options.MaxResultBytes bytes. Cancelling a call
 // interrupts the statement in the database (sqlite3_interrupt, a

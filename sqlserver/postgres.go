@@ -21,11 +21,14 @@ import (
 // postgresDialect is the PostgreSQL dialect (pgx through database/sql).
 //
 // Reads run in BEGIN READ ONLY transactions on sessions whose
-// default_transaction_read_only is on, with transaction-local limits
-// (statement_timeout, lock_timeout, idle_in_transaction_session_timeout,
-// work_mem), and are always rolled back; then DISCARD ALL resets the
-// session — advisory locks, prepared statements, settings — so the next
-// call finds the connection as it was opened. Statements from tools go
+// default_transaction_read_only and limits (statement_timeout,
+// lock_timeout, idle_in_transaction_session_timeout, work_mem) are set in
+// their startup message (sessionLimits), and are always rolled back, which
+// undoes any setting a statement made; advisory locks and prepared
+// statements, which a rollback keeps, are released after it (pgread.go),
+// and DISCARD ALL resets the session when that fails, so the next call
+// finds the connection as it was opened. Writes (the writer's pool) get
+// the limits with SET LOCAL and DISCARD ALL after each. Statements from tools go
 // through the extended protocol, which takes exactly one statement, with
 // no server-side statement cache (a statement may DEALLOCATE, DISCARD
 // resets). A cancelled context sends the server a cancel request, so the
