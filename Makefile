@@ -11,7 +11,7 @@ SUITE_DIR := conformance
 SUITE_BIN := $(CURDIR)/$(SUITE_DIR)/node_modules/.bin
 GOFILES    = $(shell find . -name '*.go' -not -path './$(SUITE_DIR)/node_modules/*')
 
-.PHONY: test check unit conformance suite browser fuzz bench bench-inproc serve clean
+.PHONY: test check unit conformance suite browser fuzz bench bench-sql bench-inproc serve clean
 
 ## test: everything CI checks: format, vet, race-enabled unit tests, the
 ## official conformance suite against the everything-server, the browser
@@ -73,6 +73,17 @@ fuzz:
 ## e.g. BENCHFLAGS='-rounds 5 -c 16 -modes http-modern'.
 bench:
 	bench/run.sh $(BENCHFLAGS)
+
+## bench-sql: the database server comparison (bench/sql/run.sh): mcpkit's
+## serve sql over stdio and Streamable HTTP against the pinned
+## @modelcontextprotocol/server-postgres and @bytebase/dbhub, on the
+## PostgreSQL of MCPKIT_TEST_POSTGRES_DSN (or one it starts): point lookup
+## and a 990-row join at c=1 and c=16, interleaved rounds, medians, ratios,
+## server and PostgreSQL CPU per request. BENCHSQLFLAGS passes flags, e.g.
+## BENCHSQLFLAGS='-rounds 1 -duration 2s'; BEFORE=<revision> adds the mcpkit
+## of that revision.
+bench-sql:
+	bench/sql/run.sh $(BENCHSQLFLAGS)
 
 ## bench-inproc: the in-process benchmarks, with allocation counts: the
 ## main module's, then the comparison module's (every server through

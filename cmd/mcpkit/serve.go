@@ -82,8 +82,17 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	addr := fs.String("addr", "127.0.0.1:8080", "listen on `HOST:PORT` (endpoint /mcp)")
 	useStdio := fs.Bool("stdio", false, "serve over stdin/stdout instead of HTTP")
 	ssePath := fs.String("sse-path", "/sse", "serve the deprecated HTTP+SSE transport (2024-11-05 clients) at `PATH`; \"\" turns it off")
-	db := fs.String("db", "", "serve the SQLite database at `PATH`")
+	var dbs listFlag
+	fs.Var(&dbs, "db", "serve the SQLite database at `PATH`; NAME=PATH or NAME=postgres://... (repeatable) serves several databases by name")
 	dsn := fs.String("dsn", "", "serve the PostgreSQL database at `postgres://...`")
+	config := fs.String("config", "", "serve the databases a JSON `FILE` names, each with its own limits (see below)")
+	var schemas listFlag
+	fs.Var(&schemas, "schema", "serve the PostgreSQL schema `NAME` (repeatable; default: every schema on the role's search_path)")
+	callerClaims := fs.Bool("caller-claims", false, "run each call with the caller's token claims in request.jwt.claims, for row-level security (PostgreSQL, with --auth-issuer)")
+	roleClaim := fs.String("role-claim", "", "run each call as the role --role maps the caller's token claim `CLAIM` to (PostgreSQL, with --auth-issuer)")
+	var roles listFlag
+	fs.Var(&roles, "role", "map a --role-claim value to a PostgreSQL role, `VALUE=ROLE` (repeatable; * for every other value)")
+	logRequests := fs.Bool("log-requests", false, "log one line per call to stderr: principal, tool, statement digest, rows, duration, outcome")
 	allowWrites := fs.Bool("allow-writes", false, "add the execute tool (each write confirmed by the user first)")
 	maxRows := fs.Int("max-rows", 1000, "return at most `N` rows per query")
 	maxBytes := fs.Int("max-result-bytes", 4<<20, "return at most `N` bytes of rows per query")
@@ -112,9 +121,6 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	if fs.NArg() > 0 {
 		return usageError(e, "serve sql", fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
 	}
-	if *db != "" && *dsn != "" {
-		return usageError(e, "serve sql", "give --db or --dsn, not both")
-	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	switch {
@@ -128,6 +134,15 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	}
 	if err := limits.check(*useStdio, *ssePath, set); err != nil {
 		return usageError(e, "serve sql", err.Error())
+	}
+	roleMapping, err := roleMap(roles)
+	switch {
+	case err != nil:
+		return usageError(e, "serve sql", err.Error())
+	case (*roleClaim == "") != (len(roles) == 0):
+		return usageError(e, "serve sql", "--role-claim and --role go together: the claim, and the roles its values map to")
+	case (*callerClaims || *roleClaim != "") && (!sec.authOn() || *useStdio):
+		return usageError(e, "serve sql", "--caller-claims and --role-claim take the caller's identity from its access token: they need --auth-issuer (and HTTP)")
 	}
 	tlsConf, err := sec.tlsConfig()
 	if err != nil {
@@ -144,27 +159,46 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	}
 	logger := slog.New(slog.NewTextHandler(e.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 
-	d, err := sqlserver.Open(ctx, &sqlserver.Options{
-		Path: *db, DSN: *dsn, AllowWrites: *allowWrites, MaxRows: *maxRows, MaxResultBytes: *maxBytes,
+	base := sqlserver.Options{
+		AllowWrites: *allowWrites, MaxRows: *maxRows, MaxResultBytes: *maxBytes,
 		StatementTimeout: *timeout, SampleRows: *sample, PollInterval: *poll,
 		MaxMemory: int64(maxMemory), MaxConcurrent: *maxConcurrent, AllowPrivilegedRole: *privileged, Logger: logger,
-		WriteScope: writeScope,
-	})
-	if err != nil {
-		fmt.Fprintf(e.Stderr, "mcpkit serve sql: %v\n", err)
-		var pe *sqlserver.PrivilegeError
-		if errors.As(err, &pe) {
-			return exitFailed
-		}
-		return exitUnreachable
+		WriteScope: writeScope, FlagNames: true, Schemas: schemas, CallerClaims: *callerClaims, RoleClaim: *roleClaim, Roles: roleMapping,
 	}
-	defer d.Close()
+	if *logRequests {
+		base.RequestLog = slog.New(slog.NewJSONHandler(e.Stderr, nil))
+	}
+	served, err := databases(base, dbs, *dsn, *config)
+	if err != nil {
+		return usageError(e, "serve sql", err.Error())
+	}
+	var opened []*sqlserver.DB
+	defer func() {
+		for _, d := range opened {
+			d.Close()
+		}
+	}()
+	for i := range served {
+		d, err := sqlserver.Open(ctx, &served[i])
+		if err != nil {
+			if len(served) > 1 {
+				err = fmt.Errorf("database %s: %w", served[i].Name, err)
+			}
+			fmt.Fprintf(e.Stderr, "mcpkit serve sql: %v\n", err)
+			var pe *sqlserver.PrivilegeError
+			if errors.As(err, &pe) {
+				return exitFailed
+			}
+			return exitUnreachable
+		}
+		opened = append(opened, d)
+	}
 	core := server.New(protocol.Implementation{Name: "mcpkit-sql", Title: "mcpkit database server", Version: version()}, &server.Options{
 		Instructions:                 "A SQL database. Read the schema resources (or describe_table), then answer questions with the query tool; the ask prompt builds a question for a model.",
 		Logger:                       logger,
 		MaxListenStreamsPerPrincipal: limits.listenStreams,
 	})
-	d.Register(core)
+	sqlserver.RegisterAll(core, opened...)
 	defer core.Close()
 
 	if *useStdio {
@@ -206,7 +240,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	if *ssePath != "" {
 		also = "HTTP+SSE for 2024-11-05 clients at " + *ssePath + "; "
 	}
-	fmt.Fprintf(e.Stderr, "mcpkit serve sql: serving %s on %s://%s/mcp (%sCtrl-C to stop)\n", describeDB(*db, *dsn), scheme, ln.Addr(), also)
+	fmt.Fprintf(e.Stderr, "mcpkit serve sql: serving %s on %s://%s/mcp (%sCtrl-C to stop)\n", describeDBs(served), scheme, ln.Addr(), also)
 	if sec.authOn() {
 		resources := resourceURL
 		if *ssePath != "" {
