@@ -56,7 +56,9 @@ func (c *metaCarrier) Set(key, value string) {
 // Keys implements propagation.TextMapCarrier.
 func (c *metaCarrier) Keys() []string { return []string{"traceparent", "tracestate", "baggage"} }
 
-func (c *metaCarrier) empty() bool { return c.traceparent == "" && c.tracestate == "" && c.baggage == "" }
+func (c *metaCarrier) empty() bool {
+	return c.traceparent == "" && c.tracestate == "" && c.baggage == ""
+}
 
 // maxContext bounds a trace context member read from a peer (W3C allows
 // 512 list members in tracestate; baggage at most 8192 bytes).
