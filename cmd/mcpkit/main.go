@@ -185,6 +185,8 @@ for later runs (see "mcpkit help auth").
 Exit codes: 0 success, 1 the operation failed, 2 usage error,
 3 the target cannot be reached, 130 interrupted.
 
+`+telemetryAbout+`
+
 Run "mcpkit help SUBCOMMAND" or "mcpkit SUBCOMMAND --help" for details.
 `)
 }
