@@ -192,7 +192,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	}
 	resourceURL := sec.resourceURL(ln)
 	if sec.authOn() {
-		if err := sec.protect(mux, endpoints, resourceURL, *allowWrites, origins); err != nil {
+		if err := sec.protect(mux, endpoints, resourceURL, *allowWrites, origins, logger); err != nil {
 			ln.Close()
 			fmt.Fprintf(e.Stderr, "mcpkit serve sql: %v\n", err)
 			return exitFailed
