@@ -21,13 +21,16 @@ test: check unit conformance browser fuzz
 ## check: gofmt, go vet, and the core boundary: the core packages import
 ## no transport (nor net/http), nothing in the core, the transports or the
 ## client asserts a type to find an optional feature (transport.Handler
-## states all of them), and no session is converted back to its type.
+## states all of them), no session is converted back to its type, and
+## only the otel package (and the command) links OpenTelemetry.
 check:
 	@unformatted="$$(gofmt -l $(GOFILES))"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	@deps="$$($(GO) list -deps ./protocol ./feed ./transport ./server ./server/legacy | grep -E 'mcpkit/transport/|mcpkit/client$$|^net/http$$')"; \
 	if [ -n "$$deps" ]; then echo "the core imports a transport: $$deps"; exit 1; fi
+	@otel="$$($(GO) list -deps ./protocol ./jsonrpc ./feed ./server/... ./client/... ./transport/... ./auth/... | grep '^go.opentelemetry.io/')"; \
+	if [ -n "$$otel" ]; then echo "OpenTelemetry is linked without the otel package: $$otel"; exit 1; fi
 	@sniff="$$(grep -rn --include='*.go' -E '\.\((transport\.[A-Z]|interface *\{)' server transport feed protocol client | grep -v '_test.go' | grep -v 'SetReadDeadline')"; \
 	if [ -n "$$sniff" ]; then echo "type assertions for optional features:"; echo "$$sniff"; exit 1; fi
 	@downcast="$$(grep -rn --include='*.go' -E '\.\(\*?([A-Za-z]+\.)?Session\)' server transport feed protocol client | grep -v '_test.go')"; \

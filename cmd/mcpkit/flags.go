@@ -262,6 +262,18 @@ func (s *sub) connect(ctx context.Context, o *client.Options) (*client.Session, 
 			}
 		}
 	}
+	if tel := s.e.tel; tel != nil {
+		// Traced: every call, and the traceparent header of every request.
+		o.Middleware = append([]client.Middleware{tel.ClientMiddleware()}, o.Middleware...)
+		if s.target.URL != "" {
+			traced := &http.Client{}
+			if hc != nil {
+				*traced = *hc
+			}
+			traced.Transport = tel.HTTPTransport(traced.Transport)
+			hc = traced
+		}
+	}
 	cl := client.New(protocol.Implementation{Name: "mcpkit", Version: version()}, o)
 	var sess *client.Session
 	var err error

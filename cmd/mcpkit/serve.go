@@ -16,6 +16,7 @@ import (
 	"github.com/mcpkit/mcpkit/protocol"
 	"github.com/mcpkit/mcpkit/server"
 	"github.com/mcpkit/mcpkit/sqlserver"
+	"github.com/mcpkit/mcpkit/transport"
 	"github.com/mcpkit/mcpkit/transport/sse"
 	"github.com/mcpkit/mcpkit/transport/stdio"
 	"github.com/mcpkit/mcpkit/transport/streamable"
@@ -200,9 +201,13 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	})
 	sqlserver.RegisterAll(core, opened...)
 	defer core.Close()
+	var served transport.Handler = core
+	if e.tel != nil {
+		served = transport.Use(core, e.tel.ServerMiddleware())
+	}
 
 	if *useStdio {
-		if err := stdio.Serve(ctx, core, e.Stdin, e.Stdout, &stdio.Options{Logger: logger}); err != nil && !errors.Is(err, context.Canceled) {
+		if err := stdio.Serve(ctx, served, e.Stdin, e.Stdout, &stdio.Options{Logger: logger}); err != nil && !errors.Is(err, context.Canceled) {
 			fmt.Fprintf(e.Stderr, "mcpkit serve sql: %v\n", err)
 			return exitFailed
 		}
@@ -214,14 +219,14 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		return exitUnreachable
 	}
 	mux := http.NewServeMux()
-	endpoints := map[string]http.Handler{"/mcp": streamable.NewHandler(core, &streamable.Options{Logger: logger, AllowedOrigins: origins})}
+	endpoints := map[string]http.Handler{"/mcp": streamable.NewHandler(served, &streamable.Options{Logger: logger, AllowedOrigins: origins})}
 	if *ssePath != "" {
-		endpoints[*ssePath] = sse.NewHandler(core, &sse.Options{Logger: logger, AllowedOrigins: origins,
+		endpoints[*ssePath] = sse.NewHandler(served, &sse.Options{Logger: logger, AllowedOrigins: origins,
 			MaxStreamsPerPrincipal: limits.sseStreams, MaxBufferedBytes: int64(limits.sseBuffered)})
 	}
 	resourceURL := sec.resourceURL(ln)
 	if sec.authOn() {
-		if err := sec.protect(mux, endpoints, resourceURL, *allowWrites, origins); err != nil {
+		if err := sec.protect(mux, endpoints, resourceURL, *allowWrites, origins, logger); err != nil {
 			ln.Close()
 			fmt.Fprintf(e.Stderr, "mcpkit serve sql: %v\n", err)
 			return exitFailed
@@ -231,7 +236,11 @@ func runServe(ctx context.Context, e *env, args []string) int {
 			mux.Handle(path, h)
 		}
 	}
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, TLSConfig: tlsConf}
+	var root http.Handler = mux
+	if e.tel != nil {
+		root = e.tel.HTTPHandler(mux) // outside authorization: 401s are measured too
+	}
+	hs := &http.Server{Handler: root, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, TLSConfig: tlsConf}
 	scheme := "http"
 	if tlsConf != nil {
 		scheme = "https"
