@@ -201,13 +201,13 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	})
 	sqlserver.RegisterAll(core, opened...)
 	defer core.Close()
-	var served transport.Handler = core
+	var handler transport.Handler = core
 	if e.tel != nil {
-		served = transport.Use(core, e.tel.ServerMiddleware())
+		handler = transport.Use(core, e.tel.ServerMiddleware())
 	}
 
 	if *useStdio {
-		if err := stdio.Serve(ctx, served, e.Stdin, e.Stdout, &stdio.Options{Logger: logger}); err != nil && !errors.Is(err, context.Canceled) {
+		if err := stdio.Serve(ctx, handler, e.Stdin, e.Stdout, &stdio.Options{Logger: logger}); err != nil && !errors.Is(err, context.Canceled) {
 			fmt.Fprintf(e.Stderr, "mcpkit serve sql: %v\n", err)
 			return exitFailed
 		}
@@ -219,9 +219,9 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		return exitUnreachable
 	}
 	mux := http.NewServeMux()
-	endpoints := map[string]http.Handler{"/mcp": streamable.NewHandler(served, &streamable.Options{Logger: logger, AllowedOrigins: origins})}
+	endpoints := map[string]http.Handler{"/mcp": streamable.NewHandler(handler, &streamable.Options{Logger: logger, AllowedOrigins: origins})}
 	if *ssePath != "" {
-		endpoints[*ssePath] = sse.NewHandler(served, &sse.Options{Logger: logger, AllowedOrigins: origins,
+		endpoints[*ssePath] = sse.NewHandler(handler, &sse.Options{Logger: logger, AllowedOrigins: origins,
 			MaxStreamsPerPrincipal: limits.sseStreams, MaxBufferedBytes: int64(limits.sseBuffered)})
 	}
 	resourceURL := sec.resourceURL(ln)
