@@ -84,7 +84,7 @@ func (s *Session) Call(ctx context.Context, method string, params, result any, o
 		c := Call{Method: method, Params: base, Meta: o.Meta, Options: o}
 		raw, err = s.do(ctx, &c)
 	} else {
-		c := &Call{Method: method, Params: base, Options: &CallOptions{}}
+		c := &Call{Method: method, Params: base, Options: &CallOptions{}, session: s}
 		if o != nil {
 			*c.Options = *o
 		}
