@@ -176,15 +176,21 @@ const (
 	maxBackoff = 30 * time.Second
 )
 
-// requestCatchUp asks the feed follower to bring s's outbox up to date
-// with the feed (a reader attached on this replica).
-func (a *Adapter) requestCatchUp(s *Session) {
-	a.markCatchUp(s)
+// kickCatchUp wakes the feed follower to bring the sessions marked for it
+// up to date.
+func (a *Adapter) kickCatchUp() {
 	select {
 	case a.kick <- struct{}{}:
 	default:
 	}
 	a.startBG.Do(a.background)
+}
+
+// marked reports whether s waits for a catch-up.
+func (a *Adapter) marked(s *Session) bool {
+	a.catchMu.Lock()
+	defer a.catchMu.Unlock()
+	return a.catchUps[s]
 }
 
 func (a *Adapter) markCatchUp(s *Session) {
@@ -340,9 +346,14 @@ func change(e feed.Event) (Change, bool) {
 
 // deliver applies a live change to the sessions attached on this replica.
 func (a *Adapter) deliver(ctx context.Context, e feed.Event) {
+	// Sessions whose reader just attached catch up first (from their
+	// cursors, e included); those marked meanwhile are left to the next
+	// catch-up, since applying e would move their cursors past what they
+	// missed.
+	a.catchUp(ctx)
 	var attached []*Session
 	for _, s := range a.snapshot() {
-		if s.attached() {
+		if s.attached() && !a.marked(s) {
 			attached = append(attached, s)
 		}
 	}

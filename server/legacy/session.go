@@ -211,6 +211,12 @@ const outboxPoll = 5 * time.Second
 func (s *Session) Next(ctx context.Context) ([]byte, error) {
 	s.mu.Lock()
 	first := !s.attachedLocked()
+	if first {
+		// Marked before it counts as attached, so that the feed follower
+		// never applies a live change to it ahead of the catch-up (which
+		// would move its cursor past the changes it missed).
+		s.a.markCatchUp(s)
+	}
 	s.readers++
 	s.held = true
 	s.mu.Unlock()
@@ -222,7 +228,7 @@ func (s *Session) Next(ctx context.Context) ([]byte, error) {
 		s.touch()
 	}()
 	if first {
-		s.a.requestCatchUp(s)
+		s.a.kickCatchUp()
 	}
 	for {
 		s.mu.Lock()
