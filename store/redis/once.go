@@ -1,0 +1,27 @@
+package redis
+
+import (
+	"context"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/mcpkit/mcpkit/server"
+)
+
+// OnceStore returns the server.OnceStore kept in Redis: SET NX with the
+// state's expiry, one round trip per single-use state presented.
+func (s *Store) OnceStore() server.OnceStore { return onceStore{s} }
+
+type onceStore struct{ s *Store }
+
+func (o onceStore) Use(ctx context.Context, id string, expires time.Time) (bool, error) {
+	if !time.Now().Before(expires) {
+		return false, nil
+	}
+	ok, err := o.s.c.SetArgs(ctx, o.s.key("once", id), 1, goredis.SetArgs{Mode: "NX", ExpireAt: expires}).Result()
+	if err == goredis.Nil {
+		return false, nil
+	}
+	return ok == "OK", wrap(err)
+}

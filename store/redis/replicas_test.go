@@ -1,0 +1,522 @@
+package redis_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/mcpkit/mcpkit/protocol"
+	"github.com/mcpkit/mcpkit/server"
+	"github.com/mcpkit/mcpkit/server/legacy"
+	"github.com/mcpkit/mcpkit/store/redis"
+	"github.com/mcpkit/mcpkit/store/redis/redistest"
+	"github.com/mcpkit/mcpkit/transport/streamable"
+)
+
+// replica is one server of a cluster, in this process but with a Redis
+// connection of its own, as a replica in a process of its own has.
+type replica struct {
+	addr string
+	srv  *server.Server
+	st   *redis.Store
+	hs   *http.Server
+}
+
+// cluster is n replicas sharing one Redis, behind nginx.
+type cluster struct {
+	redis    *redistest.Process
+	replicas []*replica
+	nginx    string // host:port
+}
+
+var stateKey = bytes.Repeat([]byte{7}, 32)
+
+func newCluster(t *testing.T, n int, idle time.Duration) *cluster {
+	t.Helper()
+	c := &cluster{redis: redistest.Redis(t)}
+	var addrs []string
+	for i := 0; i < n; i++ {
+		r := startReplica(t, c.redis.URL(), fmt.Sprintf("r%d", i+1), idle)
+		c.replicas = append(c.replicas, r)
+		addrs = append(addrs, r.addr)
+	}
+	c.nginx = redistest.StartNginx(t, addrs)
+	return c
+}
+
+func startReplica(t *testing.T, url, name string, idle time.Duration) *replica {
+	t.Helper()
+	st, err := redis.Open(context.Background(), url, &redis.Options{Prefix: "t:"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := server.New(protocol.Implementation{Name: "replicas", Version: "1"}, &server.Options{
+		StateKey:  stateKey,
+		Logger:    slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Feed:      st.Feed(),
+		OnceStore: st.OnceStore(),
+		Legacy: legacy.Options{Store: st.Sessions(), Bus: st.Bus(), Replica: name, IdleTimeout: idle,
+			Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("replica", name)},
+	})
+	server.AddTool(srv, &protocol.Tool{Name: "change", Description: "announces a tool-list change"},
+		func(ctx context.Context, req *server.CallRequest, _ struct{}) (*protocol.CallToolResult, error) {
+			srv.NotifyToolsChanged()
+			return &protocol.CallToolResult{Content: []protocol.Content{&protocol.TextContent{Text: name}}}, nil
+		})
+	server.AddTool(srv, &protocol.Tool{Name: "whoami", Description: "names the replica"},
+		func(ctx context.Context, req *server.CallRequest, _ struct{}) (*protocol.CallToolResult, error) {
+			return &protocol.CallToolResult{Content: []protocol.Content{&protocol.TextContent{Text: name}}}, nil
+		})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", streamable.NewHandler(srv, &streamable.Options{Events: st.Events(), KeepAlive: time.Second}))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &replica{addr: ln.Addr().String(), srv: srv, st: st, hs: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = r.hs.Serve(ln) }()
+	t.Cleanup(func() {
+		srv.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		_ = r.hs.Shutdown(ctx)
+		_ = r.hs.Close()
+		<-done
+		st.Close()
+	})
+	return r
+}
+
+// client speaks the 2025-11-25 revision to one endpoint, by hand, so that
+// every request is visible.
+type client struct {
+	t    *testing.T
+	base string // http://host:port/mcp
+	sid  string
+	hc   *http.Client
+}
+
+func newClient(t *testing.T, addr string) *client {
+	return &client{t: t, base: "http://" + addr + "/mcp", hc: &http.Client{Timeout: 30 * time.Second}}
+}
+
+func (c *client) request(method, body string, hdr map[string]string) (*http.Response, error) {
+	req, err := http.NewRequest(method, c.base, strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.sid != "" {
+		req.Header.Set("Mcp-Session-Id", c.sid)
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	return c.hc.Do(req)
+}
+
+// post sends a message and returns the status and, for a request, the
+// response's JSON.
+func (c *client) post(body string) (int, string) {
+	c.t.Helper()
+	resp, err := c.request("POST", body, nil)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" && c.sid == "" {
+		c.sid = sid
+	}
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		sc := newSSE(resp.Body)
+		for {
+			e, ok := sc.next()
+			if !ok {
+				return resp.StatusCode, ""
+			}
+			if strings.Contains(e.data, `"result"`) || strings.Contains(e.data, `"error"`) {
+				return resp.StatusCode, e.data
+			}
+		}
+	}
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func (c *client) initialize() {
+	c.t.Helper()
+	code, body := c.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	if code != 200 || c.sid == "" {
+		c.t.Fatalf("initialize: %d %s", code, body)
+	}
+}
+
+func (c *client) initialized() {
+	c.t.Helper()
+	if code, body := c.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`); code != 202 {
+		c.t.Fatalf("notifications/initialized: %d %s", code, body)
+	}
+}
+
+func (c *client) call(id int, tool string) (int, string) {
+	c.t.Helper()
+	return c.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{}}}`, id, tool))
+}
+
+// sseEvent is one event of a stream.
+type sseEvent struct{ id, data string }
+
+type sseReader struct{ r *bufio.Reader }
+
+func newSSE(r io.Reader) *sseReader { return &sseReader{bufio.NewReader(r)} }
+
+func (s *sseReader) next() (sseEvent, bool) {
+	var e sseEvent
+	for {
+		line, err := s.r.ReadString('\n')
+		if err != nil {
+			return e, false
+		}
+		line = strings.TrimRight(line, "\r\n")
+		switch {
+		case line == "":
+			if e.data != "" {
+				return e, true
+			}
+			e = sseEvent{}
+		case strings.HasPrefix(line, "id:"):
+			e.id = strings.TrimSpace(line[3:])
+		case strings.HasPrefix(line, "data:"):
+			e.data += strings.TrimSpace(line[5:])
+		}
+	}
+}
+
+// stream is an open GET stream whose messages arrive on events.
+type stream struct {
+	events chan sseEvent
+	cancel context.CancelFunc
+	done   chan struct{}
+	lastID string
+	mu     sync.Mutex
+}
+
+// get opens the session's standalone stream (resuming after lastID when
+// set); it fails the test unless the server answers 200.
+func (c *client) get(lastID string) *stream {
+	c.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "GET", c.base, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", c.sid)
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	if lastID != "" {
+		req.Header.Set("Last-Event-ID", lastID)
+	}
+	resp, err := (&http.Client{}).Do(req)
+	if err != nil {
+		cancel()
+		c.t.Fatal(err)
+	}
+	if resp.StatusCode != 200 {
+		resp.Body.Close()
+		cancel()
+		c.t.Fatalf("GET: %d", resp.StatusCode)
+	}
+	s := &stream{events: make(chan sseEvent, 64), cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		defer resp.Body.Close()
+		defer close(s.events)
+		r := newSSE(resp.Body)
+		for {
+			e, ok := r.next()
+			if !ok {
+				return
+			}
+			if e.data != "" && strings.Contains(e.data, "method") {
+				s.events <- e
+			}
+		}
+	}()
+	c.t.Cleanup(s.close)
+	return s
+}
+
+func (s *stream) close() {
+	s.cancel()
+	<-s.done
+}
+
+// expect reads n messages, failing on a wrong one or a wait beyond d, then
+// checks that no other comes within quiet.
+func (s *stream) expect(t *testing.T, want []string, d, quiet time.Duration) []sseEvent {
+	t.Helper()
+	var got []sseEvent
+	deadline := time.After(d)
+	for len(got) < len(want) {
+		select {
+		case e, ok := <-s.events:
+			if !ok {
+				t.Fatalf("stream ended after %d of %d messages", len(got), len(want))
+			}
+			got = append(got, e)
+		case <-deadline:
+			t.Fatalf("got %d of %d messages: %v", len(got), len(want), got)
+		}
+	}
+	for i, e := range got {
+		if !strings.Contains(e.data, want[i]) {
+			t.Errorf("message %d = %s, want %s", i, e.data, want[i])
+		}
+	}
+	select {
+	case e := <-s.events:
+		t.Errorf("unexpected message %s", e.data)
+	case <-time.After(quiet):
+	}
+	return got
+}
+
+const toolsChanged = "notifications/tools/list_changed"
+
+// warm lets every replica's change-feed reader start before changes are
+// announced.
+func (c *cluster) warm(t *testing.T) {
+	t.Helper()
+	for _, r := range c.replicas {
+		cl := newClient(t, r.addr)
+		cl.initialize()
+		cl.initialized()
+	}
+}
+
+// TestInitializedOnAnotherReplica: initialize, notifications/initialized
+// and the GET stream each land on a different replica (nginx, round
+// robin); a change announced on any of them reaches the stream once.
+func TestInitializedOnAnotherReplica(t *testing.T) {
+	c := newCluster(t, 3, time.Minute)
+	c.warm(t)
+	for i := 0; i < 3; i++ {
+		cl := newClient(t, c.nginx)
+		cl.initialize()
+		cl.initialized()
+		s := cl.get("")
+		time.Sleep(200 * time.Millisecond) // the stream is followed
+		if code, body := cl.call(1, "change"); code != 200 {
+			t.Fatalf("tools/call: %d %s", code, body)
+		}
+		s.expect(t, []string{toolsChanged}, 10*time.Second, 500*time.Millisecond)
+		s.close()
+	}
+}
+
+// TestDeleteOnOneReplica: a DELETE through nginx ends the session on every
+// replica.
+func TestDeleteOnOneReplica(t *testing.T) {
+	c := newCluster(t, 3, time.Minute)
+	cl := newClient(t, c.nginx)
+	cl.initialize()
+	cl.initialized()
+	// Every replica has served the session, so every one holds a copy.
+	for i := 0; i < 3; i++ {
+		if code, body := cl.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i+1)); code != 200 {
+			t.Fatalf("ping: %d %s", code, body)
+		}
+	}
+	resp, err := cl.request("DELETE", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 && resp.StatusCode != 204 {
+		t.Fatalf("DELETE: %d", resp.StatusCode)
+	}
+	for _, r := range c.replicas {
+		direct := newClient(t, r.addr)
+		direct.sid = cl.sid
+		if code, _ := direct.post(`{"jsonrpc":"2.0","id":9,"method":"ping"}`); code != 404 {
+			t.Errorf("ping on %s after DELETE: %d, want 404", r.addr, code)
+		}
+	}
+}
+
+// TestIdleOnOneBusyOnAnother: a session used only on replica B is not
+// expired by replica A, where it began and has been idle since.
+func TestIdleOnOneBusyOnAnother(t *testing.T) {
+	const idle = 1500 * time.Millisecond
+	c := newCluster(t, 3, idle)
+	a := newClient(t, c.replicas[0].addr)
+	a.initialize()
+	a.initialized()
+	b := newClient(t, c.replicas[1].addr)
+	b.sid = a.sid
+	for end := time.Now().Add(3 * idle); time.Now().Before(end); time.Sleep(idle / 5) {
+		if code, body := b.post(`{"jsonrpc":"2.0","id":1,"method":"ping"}`); code != 200 {
+			t.Fatalf("ping on B: %d %s", code, body)
+		}
+	}
+	if code, body := a.post(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); code != 200 {
+		t.Fatalf("ping on A after the session was busy on B: %d %s", code, body)
+	}
+	// Unused anywhere, it does expire.
+	time.Sleep(idle + idle/2)
+	if code, _ := newClientWith(t, c.replicas[2].addr, a.sid).post(`{"jsonrpc":"2.0","id":3,"method":"ping"}`); code != 404 {
+		t.Fatalf("ping after the idle timeout: %d, want 404", code)
+	}
+}
+
+func newClientWith(t *testing.T, addr, sid string) *client {
+	c := newClient(t, addr)
+	c.sid = sid
+	return c
+}
+
+// TestGetStreamResumesOnAnotherReplica: a dropped GET stream resumed with
+// Last-Event-ID on another replica loses and repeats nothing.
+func TestGetStreamResumesOnAnotherReplica(t *testing.T) {
+	c := newCluster(t, 3, time.Minute)
+	c.warm(t)
+	cl := newClient(t, c.replicas[0].addr)
+	cl.initialize()
+	cl.initialized()
+	s := cl.get("")
+	time.Sleep(200 * time.Millisecond)
+	for i := 0; i < 3; i++ {
+		c.replicas[i].srv.NotifyToolsChanged()
+	}
+	got := s.expect(t, []string{toolsChanged, toolsChanged, toolsChanged}, 10*time.Second, 300*time.Millisecond)
+	s.close()
+	// Changes while no stream is open.
+	c.replicas[1].srv.NotifyPromptsChanged()
+	c.replicas[2].srv.NotifyResourcesChanged()
+	other := newClientWith(t, c.replicas[1].addr, cl.sid)
+	s2 := other.get(got[len(got)-1].id)
+	s2.expect(t, []string{"notifications/prompts/list_changed", "notifications/resources/list_changed"}, 10*time.Second, 500*time.Millisecond)
+	c.replicas[2].srv.NotifyToolsChanged()
+	s2.expect(t, []string{toolsChanged}, 10*time.Second, 500*time.Millisecond)
+}
+
+// TestChangeReachesEveryReplicaOnce: a tool-list change announced on
+// replica 1 reaches streams followed on replicas 2 and 3 exactly once.
+func TestChangeReachesEveryReplicaOnce(t *testing.T) {
+	c := newCluster(t, 3, time.Minute)
+	c.warm(t)
+	var streams []*stream
+	for _, r := range c.replicas[1:] {
+		for j := 0; j < 2; j++ {
+			cl := newClient(t, r.addr)
+			cl.initialize()
+			cl.initialized()
+			streams = append(streams, cl.get(""))
+		}
+	}
+	time.Sleep(300 * time.Millisecond)
+	c.replicas[0].srv.NotifyToolsChanged()
+	for _, s := range streams {
+		s.expect(t, []string{toolsChanged}, 10*time.Second, 0)
+	}
+	time.Sleep(500 * time.Millisecond)
+	for i, s := range streams {
+		select {
+		case e := <-s.events:
+			t.Errorf("stream %d: a second message %s", i, e.data)
+		default:
+		}
+	}
+}
+
+// TestSingleUseReplayedOnAnotherReplica: a single-use state accepted by one
+// replica is refused by another.
+func TestSingleUseReplayedOnAnotherReplica(t *testing.T) {
+	p := redistest.Redis(t)
+	var stores []*redis.Store
+	for i := 0; i < 2; i++ {
+		st, err := redis.Open(context.Background(), p.URL(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		stores = append(stores, st)
+	}
+	ctx := context.Background()
+	exp := time.Now().Add(time.Minute)
+	if ok, err := stores[0].OnceStore().Use(ctx, "state-1", exp); !ok || err != nil {
+		t.Fatalf("first use: %v %v", ok, err)
+	}
+	if ok, err := stores[1].OnceStore().Use(ctx, "state-1", exp); ok || err != nil {
+		t.Fatalf("replay on another replica: %v %v, want refused", ok, err)
+	}
+}
+
+// TestRedisRestart: while Redis is down, requests that need it fail with
+// 503 and nothing panics; once it is back (empty), new sessions work and
+// their streams get changes again.
+func TestRedisRestart(t *testing.T) {
+	c := newCluster(t, 2, time.Minute)
+	cl := newClient(t, c.nginx)
+	cl.initialize()
+	cl.initialized()
+	c.redis.Stop()
+	if code, body := cl.post(`{"jsonrpc":"2.0","id":1,"method":"ping"}`); code != 503 {
+		t.Errorf("ping with Redis down: %d %s, want 503", code, body)
+	}
+	fresh := newClient(t, c.nginx)
+	code, _ := fresh.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	if code != 503 {
+		t.Errorf("initialize with Redis down: %d, want 503", code)
+	}
+	c.redis.Restart(t)
+	// The session was in the lost data: it is gone, and said so.
+	if code, _ := cl.post(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); code != 404 {
+		t.Errorf("ping after Redis came back empty: %d, want 404", code)
+	}
+	var s *stream
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		n := newClient(t, c.replicas[1].addr)
+		n.initialize()
+		n.initialized()
+		s = n.get("")
+		time.Sleep(300 * time.Millisecond)
+		c.replicas[0].srv.NotifyToolsChanged()
+		select {
+		case e := <-s.events:
+			if !strings.Contains(e.data, toolsChanged) {
+				t.Fatalf("message %s", e.data)
+			}
+			return
+		case <-time.After(2 * time.Second):
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("changes do not reach streams after Redis came back")
+		}
+		s.close()
+	}
+}
+
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
+
+func init() { goredis.SetLogger(quiet{}) }
+
+var _ = json.Marshal
