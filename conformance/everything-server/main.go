@@ -18,6 +18,14 @@
 // introspection:
 //
 //	everything-server -auth-issuer http://127.0.0.1:9998 -auth-scope mcp:read
+//
+// With -store redis://HOST:PORT/DB, replicas behind a load balancer share
+// legacy sessions, SSE streams, the change feed and single-use states in
+// Redis (package store/redis); they share the key that seals requestState
+// too, from -state-key-file or $MCPKIT_STATE_KEY (64 hexadecimal digits).
+// See deploy/.
+//
+//	everything-server -addr 127.0.0.1:3002 -store redis://127.0.0.1:6379/0 -state-key-file key
 package main
 
 import (
@@ -39,6 +47,7 @@ import (
 	"github.com/mcpkit/mcpkit/auth/resource"
 	"github.com/mcpkit/mcpkit/conformance/everything"
 	"github.com/mcpkit/mcpkit/server"
+	redisstore "github.com/mcpkit/mcpkit/store/redis"
 	"github.com/mcpkit/mcpkit/transport/sse"
 	"github.com/mcpkit/mcpkit/transport/stdio"
 	"github.com/mcpkit/mcpkit/transport/streamable"
@@ -61,6 +70,8 @@ func main() {
 		a.origins = append(a.origins, s)
 		return nil
 	})
+	storeURL := flag.String("store", "", "share state with other replicas in the Redis at `URL` (redis://HOST:PORT/DB); default: in memory")
+	keyFile := flag.String("state-key-file", "", "read the key that seals requestState from `FILE` (64 hex digits; default $"+redisstore.StateKeyEnv+", else random)")
 	flag.Parse()
 	if a.issuer == "" && (a.introspectURL != "" || a.clientID != "" || a.clientSecret != "" || len(a.scopes) > 0 || a.publicURL != "") {
 		fmt.Fprintln(os.Stderr, "everything-server: the -auth-* and -public-url flags need -auth-issuer")
@@ -73,7 +84,29 @@ func main() {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *addr, *useStdio, &a, logger); err != nil {
+	opts := &server.Options{Logger: logger}
+	var sopts streamable.Options
+	key, err := redisstore.ReadStateKey(*keyFile)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "everything-server:", err)
+		os.Exit(2)
+	}
+	opts.StateKey = key
+	if *storeURL != "" {
+		st, err := redisstore.Open(ctx, *storeURL, nil)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "everything-server:", err)
+			os.Exit(1)
+		}
+		defer st.Close()
+		if key == nil {
+			fmt.Fprintln(os.Stderr, "everything-server: -store needs the key replicas share: -state-key-file or $"+redisstore.StateKeyEnv)
+			os.Exit(2)
+		}
+		st.Share(opts)
+		st.ShareStreams(&sopts)
+	}
+	if err := run(ctx, *addr, *useStdio, &a, opts, &sopts, logger); err != nil {
 		fmt.Fprintln(os.Stderr, "everything-server:", err)
 		os.Exit(1)
 	}
@@ -138,10 +171,10 @@ func (a *authFlags) protect(mux *http.ServeMux, endpoints map[string]http.Handle
 	return nil
 }
 
-func run(ctx context.Context, addr string, useStdio bool, a *authFlags, logger *slog.Logger) error {
+func run(ctx context.Context, addr string, useStdio bool, a *authFlags, opts *server.Options, sopts *streamable.Options, logger *slog.Logger) error {
 	// Both eras: the server serves legacy clients (initialize) beside
 	// modern ones by default.
-	srv := everything.New(&server.Options{Logger: logger})
+	srv := everything.New(opts)
 	defer srv.Close()
 	if useStdio {
 		return stdio.Serve(ctx, srv, os.Stdin, os.Stdout, &stdio.Options{Logger: logger})
@@ -152,7 +185,7 @@ func run(ctx context.Context, addr string, useStdio bool, a *authFlags, logger *
 		return err
 	}
 	err = a.protect(mux, map[string]http.Handler{
-		"/mcp": streamable.NewHandler(srv, &streamable.Options{Logger: logger, AllowedOrigins: a.origins}),
+		"/mcp": streamable.NewHandler(srv, &streamable.Options{Logger: logger, AllowedOrigins: a.origins, Events: sopts.Events}),
 		"/sse": sse.NewHandler(srv, &sse.Options{Logger: logger, AllowedOrigins: a.origins}),
 	}, ln)
 	if err != nil {
