@@ -410,7 +410,14 @@ func TestGetStreamResumesOnAnotherReplica(t *testing.T) {
 	c.replicas[2].srv.NotifyResourcesChanged()
 	other := newClientWith(t, c.replicas[1].addr, cl.sid)
 	s2 := other.get(got[len(got)-1].id)
-	s2.expect(t, []string{"notifications/prompts/list_changed", "notifications/resources/list_changed"}, 10*time.Second, 500*time.Millisecond)
+	resumed := s2.expect(t, []string{"notifications/prompts/list_changed", "notifications/resources/list_changed"}, 10*time.Second, 500*time.Millisecond)
+	// The same stream goes on (its ids follow), not a new one.
+	stream, _, _ := strings.Cut(got[0].id, "-")
+	for i, e := range resumed {
+		if want := fmt.Sprintf("%s-%d", stream, len(got)+i+1); e.id != want {
+			t.Errorf("resumed event %d has id %q, want %q", i, e.id, want)
+		}
+	}
 	c.replicas[2].srv.NotifyToolsChanged()
 	s2.expect(t, []string{toolsChanged}, 10*time.Second, 500*time.Millisecond)
 }
