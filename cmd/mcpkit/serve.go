@@ -70,8 +70,8 @@ TLS-terminating proxy in front).
 
 Replicas behind a load balancer share their state with --store
 redis://HOST:PORT/DB: legacy sessions and their SSE streams, change
-notifications and single-use confirmations (see "Running many replicas" in
-the README). They must share the key that seals request state too:
+notifications, single-use confirmations and the DPoP replay cache (see
+"Running many replicas" in the README). They must share the key that seals request state too:
 --state-key-file (64 hexadecimal digits, mode 600) or $MCPKIT_STATE_KEY. Each
 replica polls the database for changes itself.`
 
@@ -227,6 +227,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		defer st.Close()
 		st.Share(coreOpts)
 		st.ShareStreams(&streamOpts)
+		sec.replay = st.OnceStore()
 	}
 	core := server.New(protocol.Implementation{Name: "mcpkit-sql", Title: "mcpkit database server", Version: version()}, coreOpts)
 	sqlserver.RegisterAll(core, opened...)
