@@ -72,8 +72,9 @@ Replicas behind a load balancer share their state with --store
 redis://HOST:PORT/DB: legacy sessions and their SSE streams, change
 notifications, single-use confirmations and the DPoP replay cache (see
 "Running many replicas" in the README). They must share the key that seals request state too:
---state-key-file (64 hexadecimal digits, mode 600) or $MCPKIT_STATE_KEY. Each
-replica polls the database for changes itself.`
+--state-key-file (64 hexadecimal digits, mode 600; further lines are previous
+keys, which still open state sealed before a rotation) or $MCPKIT_STATE_KEY.
+Each replica polls the database for changes itself.`
 
 func runServe(ctx context.Context, e *env, args []string) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
@@ -212,7 +213,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		MaxListenStreamsPerPrincipal: limits.listenStreams,
 	}
 	var streamOpts streamable.Options
-	if coreOpts.StateKey, err = redisstore.ReadStateKey(*keyFile); err != nil {
+	if coreOpts.StateKey, coreOpts.PreviousStateKeys, err = redisstore.ReadStateKeys(*keyFile); err != nil {
 		return usageError(e, "serve sql", err.Error())
 	}
 	if *storeURL != "" {

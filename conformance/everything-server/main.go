@@ -86,12 +86,12 @@ func main() {
 	defer stop()
 	opts := &server.Options{Logger: logger}
 	var sopts streamable.Options
-	key, err := redisstore.ReadStateKey(*keyFile)
+	key, previous, err := redisstore.ReadStateKeys(*keyFile)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "everything-server:", err)
 		os.Exit(2)
 	}
-	opts.StateKey = key
+	opts.StateKey, opts.PreviousStateKeys = key, previous
 	if *storeURL != "" {
 		st, err := redisstore.Open(ctx, *storeURL, nil)
 		if err != nil {
