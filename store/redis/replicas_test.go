@@ -362,7 +362,7 @@ func TestDeleteOnOneReplica(t *testing.T) {
 // TestIdleOnOneBusyOnAnother: a session used only on replica B is not
 // expired by replica A, where it began and has been idle since.
 func TestIdleOnOneBusyOnAnother(t *testing.T) {
-	const idle = 1500 * time.Millisecond
+	const idle = 2 * time.Second
 	c := newCluster(t, 3, idle)
 	a := newClient(t, c.replicas[0].addr)
 	a.initialize()
