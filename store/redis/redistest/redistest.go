@@ -59,14 +59,34 @@ type Process struct {
 func Redis(t testing.TB) *Process {
 	t.Helper()
 	need(t, RedisServer)
-	port := FreePort(t)
-	p := &Process{Addr: fmt.Sprintf("127.0.0.1:%d", port), args: []string{
-		"--bind", "127.0.0.1", "--port", fmt.Sprint(port), "--save", "", "--appendonly", "no",
-		"--dir", t.TempDir(), "--protected-mode", "yes", "--maxmemory", "256mb",
-	}}
-	p.start(t)
-	t.Cleanup(p.Stop)
-	return p
+	dir := t.TempDir()
+	// A port found free may be taken before Redis binds it (by an outgoing
+	// connection): then another.
+	for try := 0; ; try++ {
+		port := FreePort(t)
+		p := &Process{Addr: fmt.Sprintf("127.0.0.1:%d", port), args: []string{
+			"--bind", "127.0.0.1", "--port", fmt.Sprint(port), "--save", "", "--appendonly", "no",
+			"--dir", dir, "--protected-mode", "yes", "--maxmemory", "256mb",
+		}}
+		err := p.try()
+		if err == nil {
+			t.Cleanup(p.Stop)
+			return p
+		}
+		p.Stop()
+		if try == 4 {
+			t.Fatalf("redis-server does not start: %v", err)
+		}
+	}
+}
+
+func (p *Process) try() error {
+	p.cmd = exec.Command(RedisServer, p.args...)
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := p.cmd.Start(); err != nil {
+		return err
+	}
+	return listening(p.Addr)
 }
 
 // URL returns the redis:// URL of database 0.
@@ -74,12 +94,9 @@ func (p *Process) URL() string { return "redis://" + p.Addr + "/0" }
 
 func (p *Process) start(t testing.TB) {
 	t.Helper()
-	p.cmd = exec.Command(RedisServer, p.args...)
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
+	if err := p.try(); err != nil {
+		t.Fatalf("redis-server does not start again on %s: %v", p.Addr, err)
 	}
-	waitListening(t, p.Addr)
 }
 
 // Stop kills the Redis server (SIGKILL: nothing is saved anyway).
