@@ -1,10 +1,15 @@
 package main
 
 import (
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpkit/mcpkit/sqlserver"
+	"github.com/mcpkit/mcpkit/store/redis/redistest"
 )
 
 // TestServeStoreFlags: --store and --state-key-file are checked before
@@ -33,5 +38,47 @@ func TestServeStoreFlags(t *testing.T) {
 		if r.code != exitUsage || !strings.Contains(r.stderr, tc.want) {
 			t.Errorf("serve sql %v: exit %d, stderr %q; want usage error with %q", tc.args, r.code, r.stderr, tc.want)
 		}
+	}
+}
+
+// TestServeSQLReplicas: two serve sql replicas sharing Redis (--store) and
+// the state key: a legacy session opened on one is served by the other.
+func TestServeSQLReplicas(t *testing.T) {
+	p := redistest.Redis(t)
+	t.Setenv("MCPKIT_STATE_KEY", strings.Repeat("5a", 32))
+	db := filepath.Join(t.TempDir(), "demo.db")
+	if err := sqlserver.EnsureDemo(db); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := startServe(t, "--db", db, "--store", p.URL())
+	b, _ := startServe(t, "--db", db, "--store", p.URL())
+	post := func(url, sid, body string) (*http.Response, string) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+			req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		out, _ := io.ReadAll(resp.Body)
+		return resp, string(out)
+	}
+	resp, body := post(a, "", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != 200 || sid == "" {
+		t.Fatalf("initialize on A: %d %s", resp.StatusCode, body)
+	}
+	if resp, body := post(b, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); resp.StatusCode != 202 {
+		t.Fatalf("initialized on B: %d %s", resp.StatusCode, body)
+	}
+	resp, body = post(b, sid, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"query","arguments":{"sql":"select count(*) as n from customers"}}}`)
+	if resp.StatusCode != 200 || !strings.Contains(body, "250") {
+		t.Fatalf("query on B in A's session: %d %s", resp.StatusCode, body)
 	}
 }
