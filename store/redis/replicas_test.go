@@ -80,6 +80,14 @@ func startReplica(t *testing.T, url, name string, idle time.Duration) *replica {
 		func(ctx context.Context, req *server.CallRequest, _ struct{}) (*protocol.CallToolResult, error) {
 			return &protocol.CallToolResult{Content: []protocol.Content{&protocol.TextContent{Text: name}}}, nil
 		})
+	server.AddTool(srv, &protocol.Tool{Name: "ask", Description: "asks the user's name"},
+		func(ctx context.Context, req *server.CallRequest, _ struct{}) (*protocol.CallToolResult, error) {
+			res, err := req.Elicit("name", &protocol.ElicitParams{Message: "Name?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`)})
+			if err != nil {
+				return nil, err
+			}
+			return &protocol.CallToolResult{Content: []protocol.Content{&protocol.TextContent{Text: name + " heard " + res.Action + " " + fmt.Sprint(res.Content["name"])}}}, nil
+		})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", streamable.NewHandler(srv, &streamable.Options{Events: st.Events(), KeepAlive: time.Second}))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -526,4 +534,51 @@ func (quiet) Printf(context.Context, string, ...any) {}
 
 func init() { goredis.SetLogger(quiet{}) }
 
-var _ = json.Marshal
+// TestAnswerOnAnotherReplica: the client's answer to an elicitation that
+// replica 1 sent reaches replica 1 over the bus when it is POSTed to
+// replica 2, and the tool call completes on replica 1's stream.
+func TestAnswerOnAnotherReplica(t *testing.T) {
+	c := newCluster(t, 3, time.Minute)
+	a := newClient(t, c.replicas[0].addr)
+	code, body := a.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"1"}}}`)
+	if code != 200 || a.sid == "" {
+		t.Fatalf("initialize: %d %s", code, body)
+	}
+	a.initialized()
+	resp, err := a.request("POST", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"ask","arguments":{}}}`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	r := newSSE(resp.Body)
+	var ask struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	for ask.Method != "elicitation/create" {
+		e, ok := r.next()
+		if !ok {
+			t.Fatal("the stream ended before the elicitation")
+		}
+		_ = json.Unmarshal([]byte(e.data), &ask)
+	}
+	if !strings.Contains(string(ask.ID), "mcpkit-r1-") {
+		t.Errorf("request id %s does not name replica r1", ask.ID)
+	}
+	b := newClientWith(t, c.replicas[1].addr, a.sid)
+	if code, body := b.post(`{"jsonrpc":"2.0","id":` + string(ask.ID) + `,"result":{"action":"accept","content":{"name":"Ada"}}}`); code != 202 {
+		t.Fatalf("answer on replica 2: %d %s", code, body)
+	}
+	for {
+		e, ok := r.next()
+		if !ok {
+			t.Fatal("the stream ended without the result")
+		}
+		if strings.Contains(e.data, `"id":7`) {
+			if !strings.Contains(e.data, "r1 heard accept Ada") {
+				t.Fatalf("result %s", e.data)
+			}
+			return
+		}
+	}
+}
