@@ -44,6 +44,10 @@ type cluster struct {
 
 var stateKey = bytes.Repeat([]byte{7}, 32)
 
+// cancelled receives the name of the replica whose "block" call was
+// cancelled.
+var cancelled = make(chan string, 8)
+
 func newCluster(t *testing.T, n int, idle time.Duration) *cluster {
 	t.Helper()
 	c := &cluster{redis: redistest.Redis(t)}
@@ -79,6 +83,16 @@ func startReplica(t *testing.T, url, name string, idle time.Duration) *replica {
 	server.AddTool(srv, &protocol.Tool{Name: "whoami", Description: "names the replica"},
 		func(ctx context.Context, req *server.CallRequest, _ struct{}) (*protocol.CallToolResult, error) {
 			return &protocol.CallToolResult{Content: []protocol.Content{&protocol.TextContent{Text: name}}}, nil
+		})
+	server.AddTool(srv, &protocol.Tool{Name: "block", Description: "waits until cancelled"},
+		func(ctx context.Context, req *server.CallRequest, _ struct{}) (*protocol.CallToolResult, error) {
+			select {
+			case <-ctx.Done():
+				cancelled <- name
+				return nil, ctx.Err()
+			case <-time.After(20 * time.Second):
+				return &protocol.CallToolResult{Content: []protocol.Content{&protocol.TextContent{Text: "not cancelled"}}}, nil
+			}
 		})
 	server.AddTool(srv, &protocol.Tool{Name: "ask", Description: "asks the user's name"},
 		func(ctx context.Context, req *server.CallRequest, _ struct{}) (*protocol.CallToolResult, error) {
@@ -533,6 +547,38 @@ type quiet struct{}
 func (quiet) Printf(context.Context, string, ...any) {}
 
 func init() { goredis.SetLogger(quiet{}) }
+
+// TestCancelOnAnotherReplica: notifications/cancelled POSTed to replica 2
+// cancels the request replica 1 serves.
+func TestCancelOnAnotherReplica(t *testing.T) {
+	c := newCluster(t, 3, time.Minute)
+	a := newClient(t, c.replicas[0].addr)
+	a.initialize()
+	a.initialized()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		resp, err := a.request("POST", `{"jsonrpc":"2.0","id":"call-1","method":"tools/call","params":{"name":"block","arguments":{}}}`, nil)
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}()
+	time.Sleep(300 * time.Millisecond) // the call is in flight on replica 1
+	b := newClientWith(t, c.replicas[1].addr, a.sid)
+	if code, body := b.post(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"call-1","reason":"changed my mind"}}`); code != 202 {
+		t.Fatalf("cancel on replica 2: %d %s", code, body)
+	}
+	select {
+	case who := <-cancelled:
+		if who != "r1" {
+			t.Errorf("cancelled on %s, want r1", who)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call on replica 1 was not cancelled")
+	}
+	<-done
+}
 
 // TestAnswerOnAnotherReplica: the client's answer to an elicitation that
 // replica 1 sent reaches replica 1 over the bus when it is POSTed to
