@@ -200,6 +200,10 @@ var ErrSessionClosed = errors.New("legacy: session closed")
 // woken, in case a wake-up from another replica was lost.
 const outboxPoll = 5 * time.Second
 
+// popTimeout bounds taking one message from the outbox, which the
+// reader's context does not cut short.
+const popTimeout = 10 * time.Second
+
 // Next returns the next message for the standalone stream, taking it from
 // the session's outbox in the store, and waits for one. While it waits the
 // session counts as in use, so that a client that only listens (a stdio
@@ -208,6 +212,12 @@ const outboxPoll = 5 * time.Second
 // session's cursor stands, so that what changed while no replica did is
 // queued first). A store that fails is retried; Next fails only when ctx
 // ends or the session closes.
+//
+// A message Next returns has left the outbox: the caller delivers it (a
+// transport records it in its event log first) even when ctx ended
+// meanwhile. Once it has begun taking a message, Next finishes taking it
+// whatever ctx does: a store over the network may take it and then report
+// only that ctx ended, and the message would be lost.
 func (s *Session) Next(ctx context.Context) ([]byte, error) {
 	s.mu.Lock()
 	first := !s.attachedLocked()
@@ -238,7 +248,12 @@ func (s *Session) Next(ctx context.Context) ([]byte, error) {
 		}
 		wake := s.wake
 		s.mu.Unlock()
-		msg, err := s.a.store.Pop(ctx, s.id)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), popTimeout)
+		msg, err := s.a.store.Pop(pctx, s.id)
+		cancel()
 		if err == nil && msg != nil {
 			return msg, nil
 		}

@@ -101,7 +101,14 @@ func (x *Handler) follow(w http.ResponseWriter, r *http.Request, sess transport.
 				if err != nil {
 					return
 				}
-				if _, err := es.Append(ctx, m, false); err != nil {
+				// m has left the session's outbox: it goes into the event
+				// log even when the client has just left, for the stream
+				// that resumes with Last-Event-ID.
+				actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), appendTimeout)
+				_, err = es.Append(actx, m, false)
+				cancel()
+				if err != nil {
+					x.logger.Warn("streamable: recording a session's message", "err", err)
 					return
 				}
 			}
