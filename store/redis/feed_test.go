@@ -62,3 +62,62 @@ func TestFeedAcrossStores(t *testing.T) {
 		t.Errorf("Last = %q, want %q", last, got[1].ID)
 	}
 }
+
+// TestFeedLostWithRedis: when Redis goes away, every subscription ends
+// (the channel closes after SubscriptionLost), so that listen streams end
+// and their clients listen again, rather than waiting on a feed that
+// delivers nothing; once Redis is back, a new subscription gets events.
+func TestFeedLostWithRedis(t *testing.T) {
+	p := redistest.Redis(t)
+	ctx := context.Background()
+	st, err := redis.Open(ctx, p.URL(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	events, err := feed.Events(sctx, st.Feed(), 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Stop()
+	deadline := time.After(15 * time.Second)
+	for open := true; open; {
+		select {
+		case _, open = <-events:
+		case <-deadline:
+			t.Fatal("the subscription goes on with Redis gone")
+		}
+	}
+	p.Restart(t)
+	var again <-chan feed.Event
+	for again == nil {
+		again, err = feed.Events(sctx, st.Feed(), 16)
+		if err != nil {
+			select {
+			case <-deadline:
+				t.Fatalf("subscribing again after Redis came back: %v", err)
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}
+	for {
+		if err := st.Feed().Publish(ctx, feed.Event{Kind: feed.ToolsListChanged}); err != nil {
+			t.Fatalf("publishing after Redis came back: %v", err)
+		}
+		select {
+		case e, ok := <-again:
+			if !ok {
+				t.Fatal("the new subscription ended")
+			}
+			if e.Kind != feed.ToolsListChanged {
+				t.Fatalf("event %+v", e)
+			}
+			return
+		case <-deadline:
+			t.Fatal("no event after Redis came back")
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
