@@ -160,6 +160,16 @@ func (s *Session) receiveRequest(ctx context.Context, method string, params json
 	return s.inChain(ctx, &Incoming{Method: method, Params: params, Request: true})
 }
 
+// Answer answers a request for input (elicitation/create,
+// sampling/createMessage, roots/list, ping) with the application's
+// handlers (Options.Elicitation, Sampling, Roots), through the Incoming
+// middleware, as for an input_required round. An extension uses it for
+// input requests that reach it by other means: the Tasks extension's
+// inputRequests of a task, answered with tasks/update.
+func (s *Session) Answer(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	return s.receiveRequest(ctx, method, params)
+}
+
 // dispatch is the innermost IncomingFunc: the client's own handling.
 func (s *Session) dispatch(ctx context.Context, m *Incoming) (json.RawMessage, error) {
 	if m.Request {
