@@ -26,7 +26,14 @@ type Call struct {
 	// Options are the call's options (a copy of the caller's, never nil).
 	// Their Meta is not read: Meta above is.
 	Options *CallOptions
+
+	session *Session
 }
+
+// Session returns the session the call was made on, for a middleware that
+// needs it beyond next (to answer input requests with Session.Answer, for
+// instance); nil for a Call a middleware made itself.
+func (c *Call) Session() *Session { return c.session }
 
 // CallFunc performs a Call and returns its raw result. The innermost one,
 // the client's, sends the request, answers its input_required rounds, and

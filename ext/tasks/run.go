@@ -192,6 +192,11 @@ func (x *Extension) start(ctx context.Context, next server.ToolCallFunc, call *s
 		}
 		res, err := x.create(ctx, t)
 		if err == nil {
+			if ctx.Err() != nil {
+				// The client left before it could learn the task's id:
+				// nobody can follow or cancel it.
+				x.cancelRun(ctx, t, "The client cancelled the request that created the task.")
+			}
 			return res, nil
 		}
 		if p.Mode == Must {
