@@ -319,7 +319,9 @@ func (x *Extension) settleLocked(t *run, o outcome) {
 		}
 	default:
 		if h := res.Header(); h != nil {
-			h.ResultType = ""
+			// The result as the synchronous call would carry it
+			// (resultType complete), without the server's own _meta.
+			h.ResultType = protocol.ResultComplete
 			h.Meta = h.Meta.WithoutServerInfo()
 		}
 		b, err := json.Marshal(res)

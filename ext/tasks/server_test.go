@@ -88,7 +88,7 @@ func TestCreateResultShape(t *testing.T) {
 		t.Fatalf("an immediate tasks/get: %v", err)
 	}
 	done := waitStatus(t, ctx, s, "", tk.TaskID, tasks.Completed)
-	if done.Status != tasks.Completed || string(done.Result) != `{"content":[{"type":"text","text":"slept 20 ms"}]}` {
+	if done.Status != tasks.Completed || string(done.Result) != `{"resultType":"complete","content":[{"type":"text","text":"slept 20 ms"}]}` {
 		t.Errorf("completed task %+v, result %s", done, done.Result)
 	}
 }
