@@ -11,7 +11,7 @@ SUITE_DIR := conformance
 SUITE_BIN := $(CURDIR)/$(SUITE_DIR)/node_modules/.bin
 GOFILES    = $(shell find . -name '*.go' -not -path './$(SUITE_DIR)/node_modules/*')
 
-.PHONY: test check unit conformance suite browser fuzz bench bench-inproc serve clean
+.PHONY: test check unit conformance suite browser fuzz bench bench-sql bench-inproc serve clean
 
 ## test: everything CI checks: format, vet, race-enabled unit tests, the
 ## official conformance suite against the everything-server, the browser
@@ -21,13 +21,16 @@ test: check unit conformance browser fuzz
 ## check: gofmt, go vet, and the core boundary: the core packages import
 ## no transport (nor net/http), nothing in the core, the transports or the
 ## client asserts a type to find an optional feature (transport.Handler
-## states all of them), and no session is converted back to its type.
+## states all of them), no session is converted back to its type, and
+## only the otel package (and the command) links OpenTelemetry.
 check:
 	@unformatted="$$(gofmt -l $(GOFILES))"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	@deps="$$($(GO) list -deps ./protocol ./feed ./transport ./server ./server/legacy | grep -E 'mcpkit/transport/|mcpkit/client$$|^net/http$$')"; \
 	if [ -n "$$deps" ]; then echo "the core imports a transport: $$deps"; exit 1; fi
+	@otel="$$($(GO) list -deps ./protocol ./jsonrpc ./feed ./server/... ./client/... ./transport/... ./auth/... | grep '^go.opentelemetry.io/')"; \
+	if [ -n "$$otel" ]; then echo "OpenTelemetry is linked without the otel package: $$otel"; exit 1; fi
 	@sniff="$$(grep -rn --include='*.go' -E '\.\((transport\.[A-Z]|interface *\{)' server transport feed protocol client | grep -v '_test.go' | grep -v 'SetReadDeadline')"; \
 	if [ -n "$$sniff" ]; then echo "type assertions for optional features:"; echo "$$sniff"; exit 1; fi
 	@downcast="$$(grep -rn --include='*.go' -E '\.\(\*?([A-Za-z]+\.)?Session\)' server transport feed protocol client | grep -v '_test.go')"; \
@@ -73,6 +76,17 @@ fuzz:
 ## e.g. BENCHFLAGS='-rounds 5 -c 16 -modes http-modern'.
 bench:
 	bench/run.sh $(BENCHFLAGS)
+
+## bench-sql: the database server comparison (bench/sql/run.sh): mcpkit's
+## serve sql over stdio and Streamable HTTP against the pinned
+## @modelcontextprotocol/server-postgres and @bytebase/dbhub, on the
+## PostgreSQL of MCPKIT_TEST_POSTGRES_DSN (or one it starts): point lookup
+## and a 990-row join at c=1 and c=16, interleaved rounds, medians, ratios,
+## server and PostgreSQL CPU per request. BENCHSQLFLAGS passes flags, e.g.
+## BENCHSQLFLAGS='-rounds 1 -duration 2s'; BEFORE=<revision> adds the mcpkit
+## of that revision.
+bench-sql:
+	bench/sql/run.sh $(BENCHSQLFLAGS)
 
 ## bench-inproc: the in-process benchmarks, with allocation counts: the
 ## main module's, then the comparison module's (every server through

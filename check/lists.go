@@ -415,6 +415,8 @@ func (c *checker) checkCall(ctx context.Context) {
 		c.skip("call.structured", "the tool has no outputSchema")
 	case rt != string(protocol.ResultComplete):
 		c.skip("call.structured", "the result is not complete")
+	case string(res["isError"]) == "true":
+		c.skip("call.structured", "the result is a tool error, which carries no structuredContent")
 	default:
 		f := c.begin("call.structured")
 		f.Sent = "tools/call " + c.o.CallTool

@@ -30,9 +30,10 @@ type Call struct {
 	session *Session
 }
 
-// Session returns the session the call was made on, for a middleware that
-// needs it beyond next (to answer input requests with Session.Answer, for
-// instance); nil for a Call a middleware made itself.
+// Session returns the session the call is made on (its era, transport and
+// protocol version), for middleware that describes calls, such as tracing,
+// or needs the session beyond next (to answer input requests with
+// Session.Answer, for instance); nil for a Call a middleware made itself.
 func (c *Call) Session() *Session { return c.session }
 
 // CallFunc performs a Call and returns its raw result. The innermost one,
@@ -116,7 +117,7 @@ func (s *Session) buildChains() {
 			if call == nil {
 				call = s.do
 			}
-			call = mw[i].Call(complete(call))
+			call = mw[i].Call(complete(s, call))
 		}
 		if mw[i].Incoming != nil {
 			if in == nil {
@@ -130,9 +131,13 @@ func (s *Session) buildChains() {
 
 // complete returns next for a Call a middleware may have made itself
 // (for an extension's own requests): its Meta and Options are made when
-// nil, so that the middleware further in can count on them.
-func complete(next CallFunc) CallFunc {
+// nil, and its session set, so that the middleware further in can count
+// on them.
+func complete(s *Session, next CallFunc) CallFunc {
 	return func(ctx context.Context, c *Call) (json.RawMessage, error) {
+		if c.session == nil {
+			c.session = s
+		}
 		if c.Meta == nil {
 			c.Meta = make(map[string]json.RawMessage)
 		}

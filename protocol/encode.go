@@ -1,10 +1,11 @@
 package protocol
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // The hot results (tool calls and their text content) are encoded by hand:
@@ -104,11 +105,11 @@ func (r *CallToolResult) MarshalJSON() ([]byte, error) {
 	}
 	dst = append(dst, ']')
 	if len(r.StructuredContent) > 0 {
-		if !json.Valid(r.StructuredContent) {
-			return nil, errInvalidRaw
-		}
 		dst = append(dst, `,"structuredContent":`...)
-		dst = appendCompact(dst, r.StructuredContent)
+		var err error
+		if dst, err = appendCompact(dst, r.StructuredContent); err != nil {
+			return nil, err
+		}
 	}
 	if r.IsError {
 		dst = append(dst, `,"isError":true`...)
@@ -116,16 +117,14 @@ func (r *CallToolResult) MarshalJSON() ([]byte, error) {
 	return append(dst, '}'), nil
 }
 
-// appendCompact appends valid JSON without insignificant white space.
-func appendCompact(dst, raw []byte) []byte {
-	for _, c := range raw {
-		if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
-			var buf bytes.Buffer
-			if json.Compact(&buf, raw) == nil {
-				return append(dst, buf.Bytes()...)
-			}
-			break
-		}
+// appendCompact appends raw, which must be one valid JSON value, without
+// insignificant white space: checked and compacted in one pass, in place.
+func appendCompact(dst, raw []byte) ([]byte, error) {
+	start := len(dst)
+	dst = append(dst, raw...)
+	v := jsontext.Value(dst[start:])
+	if err := v.Compact(); err != nil {
+		return dst[:start], errInvalidRaw
 	}
-	return append(dst, raw...)
+	return dst[:start+len(v)], nil
 }

@@ -21,6 +21,8 @@
 //		func(ctx context.Context, req *server.CallRequest, in args) (string, error) {
 //			return "Sunny in " + in.City, nil
 //		})
+//	http.Handle("/mcp", streamable.NewHandler(s, nil)) // or stdio.Serve(ctx, s, os.Stdin, os.Stdout, nil)
+//	log.Fatal(http.ListenAndServe("127.0.0.1:8080", nil))
 //
 // Handlers that need the user or the client's model ask in straight-line Go
 // (multi round-trip requests): Request.Elicit, CreateMessage and ListRoots
@@ -40,4 +42,11 @@
 // AddTool and the other registration methods announce list changes
 // themselves, NotifyResourceUpdated announces a resource change. A
 // replicated deployment implements Feed (package feed) over its broker.
+//
+// A handler's log records reach the client that asked for them (a log
+// level in the request's _meta, or logging/setLevel in a legacy session)
+// through log/slog: slog.New(NewLogHandler(req.Request, "name")). The
+// server's own diagnostics (recovered panics, store and feed failures,
+// refused requestState) go to Options.Logger, structured; tracing and
+// metrics are middleware (package otel).
 package server

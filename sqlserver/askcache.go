@@ -295,7 +295,7 @@ func (d *DB) askCount(ctx context.Context, q querier, t tableRef, info *tableInf
 		return nil
 	}
 	var n int64
-	if err := scanOne(ctx, q, fmt.Sprintf("SELECT count(*) FROM (SELECT 1 FROM %s LIMIT %d) AS c", quoteIdent(t.Name), profileMaxRows+1), nil, &n); err != nil {
+	if err := scanOne(ctx, q, fmt.Sprintf("SELECT count(*) FROM (SELECT 1 FROM %s LIMIT %d) AS c", t.ident(), profileMaxRows+1), nil, &n); err != nil {
 		return err
 	}
 	if n > profileMaxRows {

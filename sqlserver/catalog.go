@@ -8,9 +8,52 @@ import (
 
 // tableRef names a table or view.
 type tableRef struct {
-	Name string
-	Kind string // "table" or "view"
-	oid  uint32 // PostgreSQL only
+	Name   string // as served: schema-qualified when several schemas are
+	Kind   string // "table" or "view"
+	oid    uint32 // PostgreSQL only
+	schema string // PostgreSQL only
+	rel    string // the name within its schema (PostgreSQL only)
+}
+
+// ident is the table's name as SQL takes it, quoted (and qualified, on
+// PostgreSQL).
+func (t tableRef) ident() string {
+	if t.schema != "" {
+		return quoteIdent(t.schema) + "." + quoteIdent(t.rel)
+	}
+	return quoteIdent(t.Name)
+}
+
+// resolveTable finds the table name denotes, as SQL would: exactly as
+// served, schema-qualified ("sales.orders"), or by its name alone (the
+// first schema of the search path that has it); and failing that with the
+// name folded to lower case, as SQL folds names not in double quotes
+// ("ORDERS" is orders).
+func resolveTable(tables []tableRef, name string) (tableRef, bool) {
+	for _, fold := range []bool{false, true} {
+		n := name
+		if fold {
+			n = strings.ToLower(name)
+		}
+		for _, t := range tables {
+			if t.Name == n {
+				return t, true
+			}
+		}
+		if schema, rel, ok := strings.Cut(n, "."); ok {
+			for _, t := range tables {
+				if t.schema == schema && t.rel == rel {
+					return t, true
+				}
+			}
+		}
+		for _, t := range tables {
+			if t.schema != "" && t.rel == n {
+				return t, true
+			}
+		}
+	}
+	return tableRef{}, false
 }
 
 // tableInfo describes a table: the body of its resource and of
@@ -27,7 +70,8 @@ type tableInfo struct {
 	RowCountEstimated bool         `json:"row_count_estimated,omitempty" description:"row_count is the planner's estimate (large PostgreSQL tables)"`
 	Sample            *sampleRows  `json:"sample,omitempty" description:"The first rows of the table"`
 
-	rowCountAtLeast bool // RowCount is where counting stopped (the ask prompt)
+	rowCountAtLeast bool     // RowCount is where counting stopped (the ask prompt)
+	ref             tableRef // the table described
 }
 
 type columnInfo struct {
@@ -59,16 +103,29 @@ type indexInfo struct {
 type sampleRows struct {
 	Columns []string `json:"columns"`
 	Rows    [][]any  `json:"rows"`
+
+	cells [][]string
 }
 
 func newTableInfo(t tableRef) *tableInfo {
-	return &tableInfo{Name: t.Name, Kind: t.Kind, Columns: []columnInfo{}, PrimaryKey: []string{},
+	return &tableInfo{ref: t, Name: t.Name, Kind: t.Kind, Columns: []columnInfo{}, PrimaryKey: []string{},
 		ForeignKeys: []foreignKey{}, Indexes: []indexInfo{}}
 }
 
 // describeTable describes t with its row count and, when sample > 0, its
 // first rows, all in one read-only scope.
 func (d *DB) describeTable(ctx context.Context, t tableRef, withData bool) (*tableInfo, error) {
+	v, err := d.kept.get(ctx, fmt.Sprintf("table %s %d %v", t.Name, t.oid, withData), func() (any, error) {
+		return d.describeTableNow(ctx, t, withData)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*tableInfo), nil
+}
+
+// describeTableNow is describeTable without the cache.
+func (d *DB) describeTableNow(ctx context.Context, t tableRef, withData bool) (*tableInfo, error) {
 	var info *tableInfo
 	err := d.read(ctx, func(ctx context.Context, q querier) error {
 		var err error
@@ -84,12 +141,12 @@ func (d *DB) describeTable(ctx context.Context, t tableRef, withData bool) (*tab
 		}
 		info.RowCount, info.RowCountEstimated = &n, est
 		if d.opts.SampleRows > 0 {
-			res, err := scanRows(ctx, q, "SELECT * FROM "+quoteIdent(t.Name)+" LIMIT "+fmt.Sprint(d.opts.SampleRows), nil,
+			res, err := scanRows(ctx, q, "SELECT * FROM "+t.ident()+" LIMIT "+fmt.Sprint(d.opts.SampleRows), nil,
 				scanLimits{maxRows: d.opts.SampleRows, maxBytes: d.opts.MaxResultBytes}, nil)
 			if err != nil {
 				return err
 			}
-			s := &sampleRows{Columns: []string{}, Rows: res.Rows}
+			s := &sampleRows{Columns: []string{}, Rows: res.values, cells: res.cells}
 			for _, c := range res.Columns {
 				s.Columns = append(s.Columns, c.Name)
 			}
@@ -113,12 +170,9 @@ func (d *DB) describeAll(ctx context.Context, names []string, withCounts bool) (
 		pick = tables
 	} else {
 		for _, n := range names {
-			found := false
-			for _, t := range tables {
-				if t.Name == n {
-					pick, found = append(pick, t), true
-					break
-				}
+			t, found := resolveTable(tables, n)
+			if found {
+				pick = append(pick, t)
 			}
 			if !found {
 				return nil, fmt.Errorf("unknown table %q (known tables: %s)", n, strings.Join(tableNames(tables), ", "))
@@ -203,7 +257,7 @@ func (t *tableInfo) text() string {
 		for i, c := range t.Sample.Columns {
 			cols[i] = resultColumn{Name: c}
 		}
-		b.WriteString(textTable(cols, t.Sample.Rows))
+		b.WriteString(textTable(cols, t.Sample.cells))
 	}
 	return b.String()
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpkit/mcpkit/server"
@@ -21,6 +22,8 @@ type DB struct {
 	dialect dialect
 	ro      *sql.DB // read-only connections: every read runs here
 	rw      *sql.DB // writable connections, only with AllowWrites
+
+	served string // the name it is served by beside other databases (RegisterAll), or ""
 
 	mu      sync.Mutex
 	servers []*server.Server
@@ -36,6 +39,7 @@ type DB struct {
 	progressEvery time.Duration
 
 	ask  *askCache       // the ask prompt's descriptions of tables
+	kept readCache       // the schema overview and table descriptions
 	life context.Context // cancelled by Close
 
 	stop      context.CancelFunc
@@ -78,6 +82,10 @@ type dialect interface {
 	// reading them, where it keeps one.
 	estimateRows(ctx context.Context, q querier, t tableRef) (n float64, ok bool, err error)
 	explain(ctx context.Context, q querier, query string, args []any) (string, error)
+	// query runs one statement of the query tool in a read-only scope on
+	// a connection of db's, skipping lim.skip rows and reading within
+	// lim, and encodes its rows for the answer.
+	query(ctx context.Context, db *sql.DB, query string, args []any, lim scanLimits, read *atomic.Int64) (*queryResult, error)
 	// newWatcher returns the change detector polling db.
 	newWatcher(db *sql.DB) watcher
 }
@@ -93,6 +101,7 @@ func Open(ctx context.Context, opts *Options) (*DB, error) {
 	if o.Path != "" && o.DSN != "" {
 		return nil, errors.New("sqlserver: set Path or DSN, not both")
 	}
+	ctx = internalContext(ctx)
 	if o.WriteScope != "" && !server.ValidScope(o.WriteScope) {
 		return nil, fmt.Errorf("sqlserver: WriteScope %q is not an OAuth scope token", o.WriteScope)
 	}
@@ -104,15 +113,21 @@ func Open(ctx context.Context, opts *Options) (*DB, error) {
 	var err error
 	if o.DSN != "" {
 		pg := newPostgresDialect(o)
+		d.ro, d.rw, err = openPostgres(o.DSN, o.AllowWrites, &pg, o.Schemas, conns)
 		d.dialect = pg
-		d.ro, d.rw, err = openPostgres(o.DSN, o.AllowWrites, pg.maxBodyLen, conns)
 		if err == nil {
 			err = d.checkRole(ctx)
+			if err == nil {
+				err = d.checkIdentity(ctx)
+			}
 			if err != nil {
 				d.closeConns()
 			}
 		}
 	} else {
+		if o.CallerClaims || o.RoleClaim != "" {
+			return nil, errors.New("sqlserver: CallerClaims and RoleClaim need PostgreSQL")
+		}
 		if !enableMemstatus() {
 			o.Logger.Warn("sqlserver: SQLite was in use in this process before the first Open, so its heap limit (MaxMemory, --max-memory) is not enforced")
 		}
@@ -141,9 +156,11 @@ func Open(ctx context.Context, opts *Options) (*DB, error) {
 		return nil, fmt.Errorf("sqlserver: listing tables: %w", err)
 	}
 	d.tables = tables
-	wctx, cancel := context.WithCancel(context.Background())
+	wctx, cancel := context.WithCancel(internalContext(context.Background()))
 	d.stop, d.life = cancel, wctx
 	d.watchDone = make(chan struct{})
+	// Kept reads would show one caller what another may see.
+	d.kept.on = o.PollInterval >= 0 && !o.CallerClaims && o.RoleClaim == ""
 	if o.PollInterval < 0 {
 		close(d.watchDone)
 		return d, nil
@@ -257,21 +274,15 @@ func (d *DB) lookup(ctx context.Context, name string) (tableRef, bool, error) {
 	d.mu.Lock()
 	tables := d.tables
 	d.mu.Unlock()
-	for _, t := range tables {
-		if t.Name == name {
-			return t, true, nil
-		}
+	if t, ok := resolveTable(tables, name); ok {
+		return t, true, nil
 	}
 	tables, err := d.listTables(ctx)
 	if err != nil {
 		return tableRef{}, false, err
 	}
-	for _, t := range tables {
-		if t.Name == name {
-			return t, true, nil
-		}
-	}
-	return tableRef{}, false, nil
+	t, ok := resolveTable(tables, name)
+	return t, ok, nil
 }
 
 // knownTables returns the table list as last seen.

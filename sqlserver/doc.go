@@ -19,7 +19,8 @@
 // JSON document (application/json) and a text rendering (text/plain).
 //
 //   - sql://schema: every table and view with its columns, keys, comments
-//     and the row counts of tables (cached 30 s, public).
+//     and the row counts of tables (cached 30 s, public); past 100 tables,
+//     their names and kinds only (search_schema finds the rest).
 //   - sql://table/{table}: one per table and view, also as a template:
 //     columns, types, nullability, primary key, foreign keys, indexes,
 //     comments, row count and Options.SampleRows sample rows (cached 5 s,
@@ -29,7 +30,20 @@
 //
 // Both templates complete table and column names. Comments are
 // PostgreSQL's COMMENT ON (SQLite has none). Only the tables the role may
-// read are served.
+// read are served: on PostgreSQL, those of the schemas on its search_path
+// or Options.Schemas, named schema.table when there are several (a name
+// alone, or in upper case, finds a table as SQL would). The overview and
+// table resources are kept until change detection sees a change. Row
+// counts are exact below 100,000 rows, the planner's estimate above.
+//
+// # Several databases
+//
+// RegisterAll serves several databases, each under its Options.Name: the
+// tools and the ask prompt take a database argument (an enum of the
+// names), and each database's resources are under sql://{name}/
+// (sql://{name}/schema, sql://{name}/table/{table}); each keeps its own
+// limits, role checks and change detection, and a cursor belongs to its
+// database.
 //
 // # Tools
 //
@@ -41,8 +55,17 @@
 //     timestamps strings, binary values {"base64": "..."}. A result cut by
 //     a limit carries next_cursor, sealed by the server (server.Request.Seal),
 //     which the tool takes back with the same sql and params to read the
-//     rows after it.
-//   - describe_table {table} and explain {sql, params?}.
+//     rows after it (on PostgreSQL the database skips the rows already
+//     read). The text says all the structuredContent does, for hosts that
+//     show a model only text: the row count and place, the column types
+//     (PostgreSQL's as the schema names them), the notice, and next_cursor
+//     with how to pass it. Rows are encoded once, from the database's text
+//     format, into the JSON and the text the answer holds.
+//   - describe_table {table} (its text an outline, its structuredContent
+//     the table resource's JSON) and explain {sql, params?}.
+//   - search_schema {pattern?, kind?, detail?, limit?, cursor?}: tables or
+//     columns by name pattern, with names, a summary (columns) or full
+//     detail, a page at a time.
 //   - execute {sql, params?}, only with Options.AllowWrites: it asks the
 //     user (an MRTR elicitation showing the statement and parameters,
 //     with a confirmation that is off by default) and runs the statement
@@ -58,9 +81,12 @@
 //     triggers and foreign-key actions included, beside those the
 //     statement affected.
 //
-// A failing statement is a tool error carrying the database's message; a
-// limit reached is a tool error naming the limit and the option (and flag
-// of `mcpkit serve sql`) that raises it. Statements that run long report
+// A failing statement is a tool error carrying the database's message, as
+// psql shows it on PostgreSQL (the line and a caret under the spot,
+// DETAIL, HINT); a limit reached is a tool error naming the limit and the
+// option (and flag of `mcpkit serve sql`; only the flag with
+// Options.FlagNames) that raises it. Options.RequestLog logs one line per
+// call: principal, tool, statement digest, rows, duration, outcome. Statements that run long report
 // progress every second when the client asked for it: the time they have
 // run and the rows read.
 //
@@ -88,12 +114,27 @@
 // authorizer that refuses ATTACH, DETACH, temporary objects, pragma
 // assignments and transaction control (BEGIN, COMMIT, SAVEPOINT; a
 // connection still in a transaction after a call is rolled back before
-// reuse). PostgreSQL reads run in BEGIN READ ONLY transactions (on
-// sessions with default_transaction_read_only) that are always rolled
-// back, after which DISCARD ALL releases advisory locks and resets the
-// session; statements go through the extended protocol, which refuses
-// several statements at once. No SQL text is inspected beyond counting
-// SQLite's statements.
+// reuse). PostgreSQL reads run in BEGIN READ ONLY transactions that are
+// always rolled back, on sessions whose default_transaction_read_only and
+// limits are set in their startup message; a query call sends BEGIN READ
+// ONLY, its statement, ROLLBACK, SELECT pg_advisory_unlock_all() and
+// DEALLOCATE ALL as one pipeline, one round trip. A rollback undoes every
+// setting the statement made, the rest releases what a rollback keeps,
+// and when any of it fails ROLLBACK and DISCARD ALL reset the session (or
+// the connection is closed) before it is reused. Statements go through the
+// extended protocol, which refuses several statements at once. No SQL text
+// is inspected beyond counting SQLite's statements.
+//
+// # The caller's identity
+//
+// Options.CallerClaims (PostgreSQL, under OAuth) sets the caller's verified
+// token claims, as JSON, in the transaction-local request.jwt.claims of
+// every call, and Options.RoleClaim with Options.Roles runs each call as
+// the role its token's claim maps to (SET LOCAL ROLE), so that row-level
+// security applies per caller. Open refuses both unless the role can
+// execute neither set_config() nor a procedural language's inline
+// handler (DO), with which a statement could undo them; the README has
+// the REVOKEs and a policy. Cached schema reads are then off.
 //
 // Open inspects a PostgreSQL role and refuses one that can do more than
 // read — a superuser, a member of pg_execute_server_program,
@@ -103,13 +144,14 @@
 // owned by a role with one of those privileges (EXECUTE granted to it, to a
 // role it belongs to, or to PUBLIC, as every function is by default) — with
 // a *PrivilegeError naming each privilege and function, unless
-// Options.AllowPrivilegedRole (then it logs a warning per privilege). The README's Security section has the SQL for a reader role
-// and a writer role.
+// Options.AllowPrivilegedRole (then it logs a warning per privilege). The
+// README's Security section has the SQL for a reader role and a writer
+// role.
 //
 // # Limits
 //
 // A statement gets Options.StatementTimeout (a context deadline, and on
-// PostgreSQL SET LOCAL statement_timeout, with lock_timeout and
+// PostgreSQL the session's statement_timeout, with lock_timeout and
 // idle_in_transaction_session_timeout), and a result at most
 // Options.MaxRows rows and Options.MaxResultBytes bytes. Cancelling a call
 // interrupts the statement in the database (sqlite3_interrupt, a

@@ -50,4 +50,5 @@ func Example() {
 	// describe_table
 	// explain
 	// query
+	// search_schema
 }

@@ -160,12 +160,23 @@ func callTool(t testing.TB, s *server.Server, name string, args map[string]any) 
 	return mustHandle(t, s, "tools/call", map[string]any{"name": name, "arguments": args})
 }
 
-func decodeQuery(t *testing.T, r *wireResult) queryResult {
+// wireQuery is the query tool's structuredContent as a client reads it.
+type wireQuery struct {
+	Columns    []resultColumn `json:"columns"`
+	Rows       [][]any        `json:"rows"`
+	RowCount   int            `json:"row_count"`
+	Offset     int            `json:"offset"`
+	Truncated  bool           `json:"truncated"`
+	NextCursor string         `json:"next_cursor"`
+	Notice     string         `json:"notice"`
+}
+
+func decodeQuery(t *testing.T, r *wireResult) wireQuery {
 	t.Helper()
 	if r.IsError {
 		t.Fatalf("tool error: %s", r.text())
 	}
-	var q queryResult
+	var q wireQuery
 	if err := json.Unmarshal(r.StructuredContent, &q); err != nil {
 		t.Fatalf("structuredContent %s: %v", r.StructuredContent, err)
 	}

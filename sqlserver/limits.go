@@ -72,6 +72,10 @@ func (d *DB) statement(ctx context.Context, fn func(ctx context.Context) error) 
 
 // statementIn is statement taking its place in slots.
 func (d *DB) statementIn(ctx context.Context, slots chan struct{}, fn func(ctx context.Context) error) error {
+	ctx, err := d.withIdentity(ctx)
+	if err != nil {
+		return err
+	}
 	if !d.enter() {
 		return errClosed
 	}

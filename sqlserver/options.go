@@ -13,10 +13,19 @@ type Options struct {
 	// uses the demo database in the user cache directory
 	// (os.UserCacheDir()/mcpkit/demo.db), creating it when missing.
 	Path string
-	// DSN is a PostgreSQL connection string (postgres://...). Only the tables
-	// of the connection's current schema (the first of search_path) are
-	// described; set search_path in the DSN to choose another schema.
+	// DSN is a PostgreSQL connection string (postgres://...).
 	DSN string
+	// Name names the database where a server serves several
+	// (RegisterAll): the tools' database argument, and its resources'
+	// URIs, sql://{name}/schema and sql://{name}/table/{table}.
+	Name string
+	// Schemas are the PostgreSQL schemas served, in the order unqualified
+	// names resolve in (they become the sessions' search_path unless the
+	// DSN sets one); empty means those on the role's search_path. With
+	// more than one, tables are named schema.table everywhere (resources,
+	// describe_table, completion, the ask prompt); a name alone still
+	// finds the table of the first schema that has it.
+	Schemas []string
 
 	// AllowWrites adds the execute tool, which runs a statement only after
 	// the user confirms it through an elicitation.
@@ -39,6 +48,28 @@ type Options struct {
 	// Open refuses such a role with a *PrivilegeError; with it Open logs a
 	// warning per privilege.
 	AllowPrivilegedRole bool
+
+	// CallerClaims (PostgreSQL, under OAuth) runs every call with the
+	// verified claims of the caller's access token (auth/resource's
+	// Principal.Claims, as JSON) in the transaction-local setting
+	// request.jwt.claims, as PostgREST does, so that row-level security
+	// policies can read them:
+	//
+	//	USING (owner = nullif(current_setting('request.jwt.claims', true), '')::json->>'sub')
+	//
+	// A call without a token (stdio) runs with {}. Open refuses it unless
+	// the role can execute neither set_config() nor DO blocks, with which
+	// a statement could change the setting it is checked against.
+	CallerClaims bool
+	// RoleClaim (PostgreSQL, under OAuth) names a claim of the caller's
+	// access token whose value picks, through Roles, the role each call
+	// runs as (SET LOCAL ROLE); a call whose claim maps to no role (Roles
+	// key "*" is the default) or that has no token is refused. The login
+	// role must be granted the mapped roles, and is checked as
+	// CallerClaims's is.
+	RoleClaim string
+	// Roles maps RoleClaim's values to PostgreSQL roles.
+	Roles map[string]string
 
 	// MaxRows caps the rows one query returns; 0 means 1000.
 	MaxRows int
@@ -75,6 +106,19 @@ type Options struct {
 	// QueueTimeout is how long a call waits for one of MaxConcurrent
 	// places; 0 means 10s.
 	QueueTimeout time.Duration
+
+	// RequestLog, when set, receives one line per tool call, at Info:
+	// the caller (its principal, server.PrincipalFrom), the database (for
+	// several), the tool, a digest of the statement (never its text, nor
+	// parameter values, nor tokens), the rows returned, the duration and
+	// the outcome (ok, truncated, refused by a limit, or error with the
+	// SQLSTATE).
+	RequestLog *slog.Logger
+
+	// FlagNames has messages that name a limit name only the flag of
+	// `mcpkit serve sql` that raises it (--max-rows), not also the Options
+	// field (Options.MaxRows); serve sql sets it.
+	FlagNames bool
 
 	// Logger receives warnings (a privileged role served anyway, a
 	// statement outliving its deadline); nil means slog.Default().

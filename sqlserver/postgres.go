@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,11 +21,14 @@ import (
 // postgresDialect is the PostgreSQL dialect (pgx through database/sql).
 //
 // Reads run in BEGIN READ ONLY transactions on sessions whose
-// default_transaction_read_only is on, with transaction-local limits
-// (statement_timeout, lock_timeout, idle_in_transaction_session_timeout,
-// work_mem), and are always rolled back; then DISCARD ALL resets the
-// session — advisory locks, prepared statements, settings — so the next
-// call finds the connection as it was opened. Statements from tools go
+// default_transaction_read_only and limits (statement_timeout,
+// lock_timeout, idle_in_transaction_session_timeout, work_mem) are set in
+// their startup message (sessionLimits), and are always rolled back, which
+// undoes any setting a statement made; advisory locks and prepared
+// statements, which a rollback keeps, are released after it (pgread.go),
+// and DISCARD ALL resets the session when that fails, so the next call
+// finds the connection as it was opened. Writes (the writer's pool) get
+// the limits with SET LOCAL and DISCARD ALL after each. Statements from tools go
 // through the extended protocol, which takes exactly one statement, with
 // no server-side statement cache (a statement may DEALLOCATE, DISCARD
 // resets). A cancelled context sends the server a cancel request, so the
@@ -34,6 +38,9 @@ type postgresDialect struct {
 	maxBodyLen  int
 	workMem     int64 // bytes
 	lockTimeout time.Duration
+	timeout     time.Duration // StatementTimeout
+	schemas     []string      // served, in search_path order
+	types       *pgTypeCache  // names of result types
 }
 
 func newPostgresDialect(o Options) postgresDialect {
@@ -42,6 +49,8 @@ func newPostgresDialect(o Options) postgresDialect {
 		maxBodyLen:  int(max(share/2, int64(o.MaxResultBytes)+64<<10)),
 		workMem:     max(share/4, 64<<10),
 		lockTimeout: min(o.StatementTimeout, 5*time.Second),
+		timeout:     o.StatementTimeout,
+		types:       &pgTypeCache{},
 	}
 }
 
@@ -75,24 +84,50 @@ func pgConfig(dsn string, readOnly bool, maxBodyLen int) (*pgx.ConnConfig, error
 	return cfg, nil
 }
 
-func openPostgres(dsn string, writes bool, maxBodyLen, conns int) (ro, rw *sql.DB, err error) {
-	cfg, err := pgConfig(dsn, true, maxBodyLen)
+func openPostgres(dsn string, writes bool, p *postgresDialect, schemas []string, conns int) (ro, rw *sql.DB, err error) {
+	cfg, err := pgConfig(dsn, true, p.maxBodyLen)
 	if err != nil {
 		return nil, nil, err
 	}
+	if len(schemas) > 0 && cfg.RuntimeParams["search_path"] == "" {
+		quoted := make([]string, len(schemas))
+		for i, s := range schemas {
+			quoted[i] = quoteIdent(s)
+		}
+		cfg.RuntimeParams["search_path"] = strings.Join(quoted, ", ")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	// The read-only sessions' limits are in their startup message; the
+	// role's own work_mem, when lower, is kept.
+	probe, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sqlserver: connecting to PostgreSQL: %w", connectCause(err))
+	}
+	var roleWorkMem int64
+	err = probe.QueryRow(ctx, "SELECT pg_size_bytes(current_setting('work_mem'))").Scan(&roleWorkMem)
+	if err == nil {
+		p.schemas, err = servedSchemas(ctx, probe, schemas)
+	}
+	probe.Close(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sqlserver: connecting to PostgreSQL: %w", err)
+	}
+	if roleWorkMem > 0 {
+		p.workMem = min(p.workMem, roleWorkMem) // the role's own, when lower
+	}
+	p.sessionLimits(cfg)
 	ro = stdlib.OpenDB(*cfg)
 	ro.SetMaxOpenConns(conns)
 	ro.SetMaxIdleConns(conns)
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
 	if err := ro.PingContext(ctx); err != nil {
 		ro.Close()
-		return nil, nil, fmt.Errorf("sqlserver: connecting to PostgreSQL: %w", err)
+		return nil, nil, fmt.Errorf("sqlserver: connecting to PostgreSQL: %w", connectCause(err))
 	}
 	if !writes {
 		return ro, nil, nil
 	}
-	wcfg, err := pgConfig(dsn, false, maxBodyLen)
+	wcfg, err := pgConfig(dsn, false, p.maxBodyLen)
 	if err != nil {
 		ro.Close()
 		return nil, nil, err
@@ -103,6 +138,81 @@ func openPostgres(dsn string, writes bool, maxBodyLen, conns int) (ro, rw *sql.D
 	return ro, rw, nil
 }
 
+// servedSchemas returns the schemas named (refusing those that do not
+// exist or the role may not use), or those on the role's search_path.
+func servedSchemas(ctx context.Context, c *pgx.Conn, named []string) ([]string, error) {
+	if len(named) == 0 {
+		var out []string
+		err := c.QueryRow(ctx, "SELECT current_schemas(false)::text[]").Scan(&out)
+		return out, err
+	}
+	rows, err := c.Query(ctx, `SELECT s FROM unnest($1::text[]) AS s
+		WHERE NOT EXISTS (SELECT FROM pg_namespace WHERE nspname = s) OR NOT has_schema_privilege(s, 'USAGE')`, named)
+	if err != nil {
+		return nil, err
+	}
+	bad, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, err
+	}
+	if len(bad) > 0 {
+		return nil, fmt.Errorf("no schema %s that the role may use (--schema / Options.Schemas)", strings.Join(bad, ", "))
+	}
+	return named, nil
+}
+
+// sessionLimits puts the limits of every read-only session in cfg's
+// startup message, where they are the session's own values: what every
+// rollback returns to, and what DISCARD ALL resets to. Output formats the
+// encoder reads (pgread.go) are fixed too.
+func (p postgresDialect) sessionLimits(cfg *pgx.ConnConfig) {
+	ms := max(p.timeout.Milliseconds(), 1)
+	lock := min(ms, max(p.lockTimeout.Milliseconds(), 1))
+	workMem := p.workMem
+	cfg.RuntimeParams["statement_timeout"] = strconv.FormatInt(ms, 10)
+	cfg.RuntimeParams["lock_timeout"] = strconv.FormatInt(lock, 10)
+	cfg.RuntimeParams["idle_in_transaction_session_timeout"] = strconv.FormatInt(ms+1000, 10)
+	cfg.RuntimeParams["work_mem"] = strconv.FormatInt(max(workMem/1024, 64), 10) + "kB"
+	cfg.RuntimeParams["DateStyle"] = "ISO"
+	cfg.RuntimeParams["bytea_output"] = "hex"
+	cfg.RuntimeParams["standard_conforming_strings"] = "on"
+}
+
+// causeError is a failed connection told by its cause.
+type causeError struct {
+	msg string
+	err error
+}
+
+func (e *causeError) Error() string { return e.msg }
+func (e *causeError) Unwrap() error { return e.err }
+
+// connectCause returns the most telling of the errors of a failed
+// connection: with sslmode=prefer (libpq's default) pgx tries TLS first,
+// and the first error it reports is often the TLS one, not the cause.
+func connectCause(err error) error {
+	var ce *pgconn.ConnectError
+	if !errors.As(err, &ce) {
+		return err
+	}
+	u := errors.Unwrap(ce)
+	if u == nil {
+		return err
+	}
+	var multi interface{ Unwrap() []error }
+	if errors.As(u, &multi) {
+		errs := multi.Unwrap()
+		// The last attempt (without TLS) names the cause; a TLS refusal
+		// says only that the server does not speak TLS.
+		for i := len(errs) - 1; i >= 0; i-- {
+			if !strings.Contains(errs[i].Error(), "tls") && !strings.Contains(errs[i].Error(), "SSL") {
+				return &causeError{msg: fmt.Sprintf("%v (user %s, database %s)", errs[i], ce.Config.User, ce.Config.Database), err: err}
+			}
+		}
+	}
+	return err
+}
+
 // limits returns the statements that open a transaction with the call's
 // limits: statement_timeout is what is left of ctx's deadline.
 func (p postgresDialect) limits(ctx context.Context, begin string) string {
@@ -111,10 +221,12 @@ func (p postgresDialect) limits(ctx context.Context, begin string) string {
 		ms = max(time.Until(dl).Milliseconds(), 1)
 	}
 	lock := min(ms, max(p.lockTimeout.Milliseconds(), 1))
+	if id, ok := identityFrom(ctx); ok {
+		begin = strings.Join(append([]string{begin}, id.statements()...), "; ")
+	}
 	return fmt.Sprintf("%s; SET LOCAL statement_timeout = %d; SET LOCAL lock_timeout = %d; "+
-		"SET LOCAL idle_in_transaction_session_timeout = %d; "+
-		"SELECT set_config('work_mem', (least(pg_size_bytes(current_setting('work_mem')), %d) / 1024)::text || 'kB', true)",
-		begin, ms, lock, ms+1000, p.workMem)
+		"SET LOCAL idle_in_transaction_session_timeout = %d; SET LOCAL work_mem = '%dkB'",
+		begin, ms, lock, ms+1000, max(p.workMem/1024, 64))
 }
 
 // session takes a connection of db's and opens a transaction on it with
@@ -155,8 +267,31 @@ func discard(c *sql.Conn) {
 	c.Close()
 }
 
+// begin opens a read-only transaction on a read-only session, whose
+// limits are the session's own (sessionLimits); end rolls it back and
+// releases what a rollback leaves (see pgread.go), or resets the session.
 func (p postgresDialect) begin(ctx context.Context, db *sql.DB) (querier, func(), error) {
-	return p.session(ctx, db, "BEGIN READ ONLY")
+	c, err := db.Conn(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	begin := "BEGIN READ ONLY"
+	if id, ok := identityFrom(ctx); ok {
+		begin = strings.Join(append([]string{begin}, id.statements()...), "; ")
+	}
+	if _, err := c.ExecContext(ctx, begin); err != nil {
+		discard(c)
+		return nil, nil, err
+	}
+	return c, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if _, err := c.ExecContext(ctx, strings.Join(pgReadTail, "; ")); err != nil {
+			endPostgres(c)
+			return
+		}
+		c.Close()
+	}, nil
 }
 
 func (postgresDialect) oneStatement(sql string) error {
@@ -266,15 +401,33 @@ func isStatementTimeout(err error) bool {
 	return errors.As(err, &pe) && pe.Code == "57014" && strings.Contains(pe.Message, "statement timeout")
 }
 
-// pgRelations are the relations served: those of the current schema the
+// pgRelations are the relations served: those of the served schemas the
 // role may read.
-const pgRelations = `FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-	WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
+func (p postgresDialect) pgRelations() string {
+	return `FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+	WHERE n.nspname IN (` + p.schemaList() + `) AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
 	AND has_table_privilege(c.oid, 'SELECT')`
+}
 
-func (postgresDialect) listTables(ctx context.Context, q querier) ([]tableRef, error) {
-	rows, err := q.QueryContext(ctx, `SELECT c.relname, CASE WHEN c.relkind IN ('v', 'm') THEN 'view' ELSE 'table' END, c.oid::bigint `+
-		pgRelations+` ORDER BY c.relname`)
+// schemaList is the served schemas as a list of SQL string literals.
+func (p postgresDialect) schemaList() string {
+	if len(p.schemas) == 0 {
+		return "current_schema()"
+	}
+	out := make([]string, len(p.schemas))
+	for i, s := range p.schemas {
+		out[i] = quoteLiteral(s)
+	}
+	return strings.Join(out, ", ")
+}
+
+// quoteLiteral quotes s as an SQL string literal (standard_conforming_strings
+// is on in every session, sessionLimits).
+func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+func (p postgresDialect) listTables(ctx context.Context, q querier) ([]tableRef, error) {
+	rows, err := q.QueryContext(ctx, `SELECT n.nspname, c.relname, CASE WHEN c.relkind IN ('v', 'm') THEN 'view' ELSE 'table' END, c.oid::bigint `+
+		p.pgRelations()+` ORDER BY array_position(ARRAY[`+p.schemaList()+`]::text[], n.nspname::text), c.relname`)
 	if err != nil {
 		return nil, err
 	}
@@ -283,16 +436,20 @@ func (postgresDialect) listTables(ctx context.Context, q querier) ([]tableRef, e
 	for rows.Next() {
 		var t tableRef
 		var oid int64
-		if err := rows.Scan(&t.Name, &t.Kind, &oid); err != nil {
+		if err := rows.Scan(&t.schema, &t.rel, &t.Kind, &oid); err != nil {
 			return nil, err
 		}
 		t.oid = uint32(oid)
+		t.Name = t.rel
+		if len(p.schemas) > 1 {
+			t.Name = t.schema + "." + t.rel
+		}
 		out = append(out, t)
 	}
 	return out, rows.Err()
 }
 
-func (postgresDialect) describe(ctx context.Context, q querier, t tableRef) (*tableInfo, error) {
+func (p postgresDialect) describe(ctx context.Context, q querier, t tableRef) (*tableInfo, error) {
 	info := newTableInfo(t)
 	oid := int64(t.oid)
 	var comment sql.NullString
@@ -335,14 +492,15 @@ func (postgresDialect) describe(ctx context.Context, q querier, t tableRef) (*ta
 	for i := 1; i <= len(pkAt); i++ {
 		info.PrimaryKey = append(info.PrimaryKey, pkAt[i])
 	}
-	rows, err = q.QueryContext(ctx, `SELECT con.conname, fa.attname, rc.relname, ra.attname
+	rows, err = q.QueryContext(ctx, `SELECT con.conname, fa.attname,
+			CASE WHEN $2 THEN rc.relnamespace::regnamespace::text || '.' ELSE '' END || rc.relname, ra.attname
 		FROM pg_constraint con
 		CROSS JOIN LATERAL unnest(con.conkey, con.confkey) WITH ORDINALITY AS k(src, dst, ord)
 		JOIN pg_attribute fa ON fa.attrelid = con.conrelid AND fa.attnum = k.src
 		JOIN pg_class rc ON rc.oid = con.confrelid
 		JOIN pg_attribute ra ON ra.attrelid = con.confrelid AND ra.attnum = k.dst
 		WHERE con.conrelid = $1::bigint::oid AND con.contype = 'f'
-		ORDER BY con.conname, k.ord`, oid)
+		ORDER BY con.conname, k.ord`, oid, len(p.schemas) > 1)
 	if err != nil {
 		return nil, err
 	}
@@ -390,7 +548,7 @@ func (postgresDialect) describe(ctx context.Context, q querier, t tableRef) (*ta
 
 // exactCountBelow is the planner estimate under which tables are counted
 // exactly; larger ones report the estimate.
-const exactCountBelow = 1_000_000
+const exactCountBelow = 100_000
 
 func (postgresDialect) countRows(ctx context.Context, q querier, t tableRef) (int64, bool, error) {
 	var est float64
@@ -401,7 +559,7 @@ func (postgresDialect) countRows(ctx context.Context, q querier, t tableRef) (in
 		return int64(est), true, nil
 	}
 	var n int64
-	err := scanOne(ctx, q, "SELECT count(*) FROM "+quoteIdent(t.Name), nil, &n)
+	err := scanOne(ctx, q, "SELECT count(*) FROM "+t.ident(), nil, &n)
 	return n, false, err
 }
 

@@ -265,3 +265,53 @@ func TestPostgresDefinerFunctions(t *testing.T) {
 	}
 	d.Close()
 }
+
+// TestPostgresSessionLimitsHold: the limits each read-only session gets
+// when it connects (statement_timeout, lock_timeout, work_mem,
+// default_transaction_read_only) hold for every later call on that
+// connection, whatever a call does to them: SET, SET SESSION, set_config,
+// RESET ALL, SET SESSION CHARACTERISTICS. Each tampering call is followed
+// by eight calls, on the same backend (one statement at a time, so the
+// pool hands back the connection just used), which must see the limits as
+// they were.
+func TestPostgresSessionLimitsHold(t *testing.T) {
+	e := postgresEnv(t)
+	_, s := e.open(t, func(o *Options) { o.MaxConcurrent = 1 })
+	const probe = "SELECT pg_backend_pid()::text, current_setting('statement_timeout'), current_setting('lock_timeout'), " +
+		"current_setting('work_mem'), current_setting('default_transaction_read_only'), current_setting('transaction_read_only')"
+	read := func(sql string) []any {
+		t.Helper()
+		r := callTool(t, s, "query", map[string]any{"sql": sql})
+		if r.IsError {
+			return nil
+		}
+		return decodeQuery(t, r).Rows[0]
+	}
+	want := read(probe)
+	if want[1] != "30s" || want[2] != "5s" || want[4] != "on" || want[5] != "on" {
+		t.Fatalf("session limits: %v", want)
+	}
+	for _, tamper := range []string{
+		"SELECT pg_backend_pid()::text, set_config('statement_timeout', '0', false), set_config('lock_timeout', '0', false), " +
+			"set_config('work_mem', '1GB', false), set_config('default_transaction_read_only', 'off', false)",
+		"SET statement_timeout = 0",
+		"SET SESSION work_mem = '1GB'",
+		"RESET ALL",
+		"SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE",
+		"SET default_transaction_read_only = off",
+	} {
+		callTool(t, s, "query", map[string]any{"sql": tamper})
+		for range 8 {
+			got := read(probe)
+			for i := 1; i < len(want); i++ {
+				if got[i] != want[i] {
+					t.Errorf("after %q: %v, want %v", tamper, got, want)
+					break
+				}
+			}
+		}
+	}
+	if r := callTool(t, s, "query", map[string]any{"sql": "DELETE FROM t"}); !r.IsError {
+		t.Error("a write ran after the tampering")
+	}
+}

@@ -30,6 +30,7 @@ type columnProfile struct {
 	values   []valueCount // every value, when there are few; else the most frequent
 	format   string
 	unit     string
+	text     bool // the column's values are text (textType), not dates or numbers shown as strings
 }
 
 func (p *columnProfile) notes() []string {
@@ -44,7 +45,7 @@ func (p *columnProfile) notes() []string {
 			label = fmt.Sprintf("%d values, the most frequent: ", p.distinct)
 		}
 		out = append(out, label+strings.Join(vs, ", "))
-	} else if _, text := p.min.(string); p.min != nil && p.max != nil && (!text || p.format != "") {
+	} else if p.min != nil && p.max != nil && (!p.text || p.format != "") {
 		// The ends of free text (names, emails) say nothing useful.
 		out = append(out, fmt.Sprintf("from %s to %s", literal(p.min), literal(p.max)))
 	}
@@ -127,6 +128,23 @@ func unitOf(column string) string {
 	return ""
 }
 
+// textType reports whether a column of type typ holds its values as
+// text, so that a date in it is "date as text": on PostgreSQL the text
+// types (a timestamptz is a timestamp, whatever its JSON form), on SQLite
+// every column (it has no date types).
+func (d *DB) textType(typ string) bool {
+	if d.dialect.name() != "PostgreSQL" {
+		return true
+	}
+	t := strings.ToLower(typ)
+	for _, p := range []string{"text", "character", "varchar", "bpchar", "citext"} {
+		if strings.HasPrefix(t, p) && !strings.HasSuffix(t, "[]") {
+			return true
+		}
+	}
+	return false
+}
+
 // orderedType reports whether count(DISTINCT), min and max apply to
 // values of the column type typ: PostgreSQL has them only for some types;
 // SQLite for every value but blobs, which say nothing to a model.
@@ -168,22 +186,26 @@ func (d *DB) profile(ctx context.Context, q querier, info *tableInfo) error {
 		q := quoteIdent(c.Name)
 		parts = append(parts, fmt.Sprintf("count(DISTINCT %s), min(%s), max(%s)", q, q, q))
 	}
-	t := tableRef{Name: info.Name, Kind: info.Kind}
-	res, err := scanRows(ctx, q, "SELECT "+strings.Join(parts, ", ")+" FROM "+quoteIdent(t.Name), nil,
+	t := info.ref
+	res, err := scanRows(ctx, q, "SELECT "+strings.Join(parts, ", ")+" FROM "+t.ident(), nil,
 		scanLimits{maxRows: 1, maxBytes: d.opts.MaxResultBytes}, nil)
-	if err != nil || len(res.Rows) != 1 {
+	if err != nil || len(res.values) != 1 {
 		return err
 	}
-	row := res.Rows[0]
+	row := res.values[0]
 	for i, c := range cols {
 		p := c.profile
 		n, _ := row[3*i].(int64)
 		p.distinct, p.min, p.max = n, row[3*i+1], row[3*i+2]
-		p.format = textFormat(p.min, p.max)
+		_, isString := p.min.(string)
+		p.text = isString && d.textType(c.Type)
+		if p.text {
+			p.format = textFormat(p.min, p.max)
+		}
 	}
 	for _, c := range cols {
 		p := c.profile
-		_, text := p.min.(string)
+		text := p.text
 		if c.PrimaryKey || p.distinct == 0 || p.format != "" ||
 			p.distinct > profileMaxValues && (!text || p.distinct > profileManyValues) {
 			continue
@@ -208,12 +230,12 @@ func (d *DB) topValues(ctx context.Context, q querier, t tableRef, column string
 		where = " WHERE " + c + " IS NOT NULL"
 	}
 	res, err := scanRows(ctx, q, fmt.Sprintf("SELECT %s, count(*) FROM %s%s GROUP BY %s ORDER BY count(*) DESC, %s LIMIT %d",
-		c, quoteIdent(t.Name), where, c, c, limit), nil, scanLimits{maxRows: limit, maxBytes: d.opts.MaxResultBytes}, nil)
+		c, t.ident(), where, c, c, limit), nil, scanLimits{maxRows: limit, maxBytes: d.opts.MaxResultBytes}, nil)
 	if err != nil {
 		return nil, err
 	}
 	out := []valueCount{}
-	for _, r := range res.Rows {
+	for _, r := range res.values {
 		n, _ := r[1].(int64)
 		out = append(out, valueCount{Value: r[0], Count: n})
 	}

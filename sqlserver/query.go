@@ -4,28 +4,35 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/mcpkit/mcpkit/jsonrpc"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
 // resultColumn is a column of a query result.
 type resultColumn struct {
 	Name string `json:"name"`
-	Type string `json:"type" description:"The database's type name; empty when it has none (SQLite expressions)"`
+	Type string `json:"type"`
 }
 
 // queryResult is the structuredContent of the query tool.
 type queryResult struct {
-	Columns    []resultColumn `json:"columns"`
-	Rows       [][]any        `json:"rows" description:"Rows as arrays of values, in column order. JSON columns hold their JSON value, PostgreSQL arrays are arrays, numeric values exact numbers, binary values {\"base64\": ...}"`
-	RowCount   int            `json:"row_count" description:"Number of rows returned"`
-	Offset     int            `json:"offset,omitempty" description:"Rows of the statement's result before the first one returned (when reading on with a cursor)"`
-	Truncated  bool           `json:"truncated" description:"More rows were available than returned"`
-	NextCursor string         `json:"next_cursor,omitempty" description:"Pass as cursor, with the same sql and params, to read the rows after these"`
-	Notice     string         `json:"notice,omitempty" description:"Which limit truncated the result and how to raise it or read on"`
+	Columns    []resultColumn    `json:"columns"`
+	Rows       []json.RawMessage `json:"rows"`
+	RowCount   int               `json:"row_count"`
+	Offset     int               `json:"offset,omitempty" description:"Rows before the first one returned"`
+	Truncated  bool              `json:"truncated"`
+	NextCursor string            `json:"next_cursor,omitempty" description:"Pass as cursor, with the same sql and params, to read on"`
+	Notice     string            `json:"notice,omitempty"`
+
+	cells    [][]string // the rows' text-table cells
+	values   [][]any    // the rows as Go values (scanRows only)
+	oids     []uint32   // PostgreSQL: the columns' type OIDs
+	typeMods []int32    // and type modifiers
 }
 
 type scanLimits struct {
@@ -56,12 +63,12 @@ func scanRows(ctx context.Context, q querier, query string, args []any, lim scan
 	if err != nil {
 		return nil, err
 	}
-	res := &queryResult{Columns: make([]resultColumn, len(types)), Rows: [][]any{}, Offset: lim.skip}
+	res := &queryResult{Columns: make([]resultColumn, len(types)), Rows: []json.RawMessage{}, Offset: lim.skip}
 	convert := make([]converter, len(types))
 	var arrays pgArrays
 	for i, t := range types {
 		typ := strings.ToUpper(t.DatabaseTypeName())
-		res.Columns[i] = resultColumn{Name: t.Name(), Type: typ}
+		res.Columns[i] = resultColumn{Name: t.Name(), Type: t.DatabaseTypeName()}
 		convert[i] = converterFor(typ, &arrays)
 	}
 	vals := make([]any, len(types))
@@ -107,7 +114,13 @@ func scanRows(ctx context.Context, q querier, query string, args []any, lim scan
 			break
 		}
 		size += len(b) + 1
-		res.Rows = append(res.Rows, row)
+		res.Rows = append(res.Rows, b)
+		res.values = append(res.values, row)
+		cells := make([]string, len(row))
+		for i, v := range row {
+			cells[i] = cellText(v)
+		}
+		res.cells = append(res.cells, cells)
 	}
 	if res.Truncated {
 		cancel()
@@ -162,21 +175,16 @@ func decodeParams(raw []json.RawMessage) ([]any, error) {
 
 const maxCell = 60
 
-// textTable renders rows as an aligned plain-text table.
-func textTable(cols []resultColumn, rows [][]any) string {
+// textTable renders rows (their cells, cellText's) as an aligned
+// plain-text table.
+func textTable(cols []resultColumn, rows [][]string) string {
 	cells := make([][]string, 0, len(rows)+1)
 	head := make([]string, len(cols))
 	for i, c := range cols {
 		head[i] = c.Name
 	}
 	cells = append(cells, head)
-	for _, r := range rows {
-		line := make([]string, len(r))
-		for i, v := range r {
-			line[i] = cellText(v)
-		}
-		cells = append(cells, line)
-	}
+	cells = append(cells, rows...)
 	width := make([]int, len(cols))
 	for _, line := range cells {
 		for i, c := range line {
@@ -186,6 +194,11 @@ func textTable(cols []resultColumn, rows [][]any) string {
 		}
 	}
 	var b strings.Builder
+	total := 0
+	for _, w := range width {
+		total += w + 3
+	}
+	b.Grow(total * len(cells))
 	for n, line := range cells {
 		for i, c := range line {
 			if i > 0 {
@@ -193,7 +206,7 @@ func textTable(cols []resultColumn, rows [][]any) string {
 			}
 			b.WriteString(c)
 			if i < len(line)-1 {
-				b.WriteString(strings.Repeat(" ", width[i]-utf8.RuneCountInString(c)))
+				pad(&b, width[i]-utf8.RuneCountInString(c))
 			}
 		}
 		b.WriteString("\n")
@@ -208,4 +221,55 @@ func textTable(cols []resultColumn, rows [][]any) string {
 		}
 	}
 	return b.String()
+}
+
+const spaces = "                                                                "
+
+// pad writes n spaces.
+func pad(b *strings.Builder, n int) {
+	for n > len(spaces) {
+		b.WriteString(spaces)
+		n -= len(spaces)
+	}
+	b.WriteString(spaces[:n])
+}
+
+// appendJSON appends the result's JSON (what json.Marshal writes, the
+// rows as they were encoded) to dst.
+func (r *queryResult) appendJSON(dst []byte) []byte {
+	dst = append(dst, `{"columns":[`...)
+	for i, c := range r.Columns {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"name":`...)
+		dst = appendJSONString(dst, c.Name)
+		dst = append(dst, `,"type":`...)
+		dst = appendJSONString(dst, c.Type)
+		dst = append(dst, '}')
+	}
+	dst = append(dst, `],"rows":[`...)
+	for i, row := range r.Rows {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, row...)
+	}
+	dst = append(dst, `],"row_count":`...)
+	dst = strconv.AppendInt(dst, int64(r.RowCount), 10)
+	if r.Offset != 0 {
+		dst = append(dst, `,"offset":`...)
+		dst = strconv.AppendInt(dst, int64(r.Offset), 10)
+	}
+	dst = append(dst, `,"truncated":`...)
+	dst = strconv.AppendBool(dst, r.Truncated)
+	if r.NextCursor != "" {
+		dst = append(dst, `,"next_cursor":`...)
+		dst = appendJSONString(dst, r.NextCursor)
+	}
+	if r.Notice != "" {
+		dst = append(dst, `,"notice":`...)
+		dst = appendJSONString(dst, r.Notice)
+	}
+	return append(dst, '}')
 }

@@ -22,8 +22,8 @@ const (
 	// TablePrefix starts the URI of a table's resource, sql://table/{table}.
 	TablePrefix = "sql://table/"
 
-	tableTemplate  = "sql://table/{table}"
-	columnTemplate = "sql://table/{table}/column/{column}"
+	tableTemplate  = "table/{table}"
+	columnTemplate = "table/{table}/column/{column}"
 )
 
 // Cache hints of reads: the schema changes rarely; table resources carry
@@ -36,9 +36,24 @@ var (
 // TableURI returns the URI of the named table's resource.
 func TableURI(table string) string { return TablePrefix + url.PathEscape(table) }
 
+// A database served beside others (RegisterAll) has its resources under
+// sql://{database}/: sql://{database}/schema, sql://{database}/table/{table}.
+
+// uri returns the URI of the database's resource at path ("schema",
+// "table/{table}").
+func (d *DB) uri(path string) string {
+	if d.served == "" {
+		return "sql://" + path
+	}
+	return "sql://" + url.PathEscape(d.served) + "/" + path
+}
+
+// tableURI returns the URI of the named table's resource.
+func (d *DB) tableURI(table string) string { return d.uri("table/") + url.PathEscape(table) }
+
 func (d *DB) tableResource(t tableRef) *protocol.Resource {
 	return &protocol.Resource{
-		URI:         TableURI(t.Name),
+		URI:         d.tableURI(t.Name),
 		Name:        t.Name,
 		Title:       fmt.Sprintf("%s %s", t.Kind, t.Name),
 		Description: fmt.Sprintf("The %s %s: columns, keys, indexes, row count and sample rows", t.Kind, t.Name),
@@ -48,7 +63,7 @@ func (d *DB) tableResource(t tableRef) *protocol.Resource {
 
 func (d *DB) addResources(s *server.Server, tables []tableRef) {
 	s.AddResource(&protocol.Resource{
-		URI: SchemaURI, Name: "schema", Title: d.dialect.name() + " schema",
+		URI: d.uri("schema"), Name: "schema", Title: d.dialect.name() + " schema",
 		Description: "Every table and view with its columns, primary and foreign keys",
 		MIMEType:    "application/json",
 	}, d.readSchema)
@@ -56,17 +71,17 @@ func (d *DB) addResources(s *server.Server, tables []tableRef) {
 		s.AddResource(d.tableResource(t), d.readTable)
 	}
 	s.AddResourceTemplate(&protocol.ResourceTemplate{
-		URITemplate: tableTemplate, Name: "table",
+		URITemplate: d.uri(tableTemplate), Name: "table",
 		Description: "A table or view by name: columns, keys, indexes, row count and sample rows",
 		MIMEType:    "application/json",
 	}, d.readTable)
 	s.AddResourceTemplate(&protocol.ResourceTemplate{
-		URITemplate: columnTemplate, Name: "column",
+		URITemplate: d.uri(columnTemplate), Name: "column",
 		Description: "One column of a table: its definition and its most frequent values",
 		MIMEType:    "application/json",
 	}, d.readColumn)
-	s.AddCompletion(protocol.RefResource, tableTemplate, d.completeTemplate)
-	s.AddCompletion(protocol.RefResource, columnTemplate, d.completeTemplate)
+	s.AddCompletion(protocol.RefResource, d.uri(tableTemplate), d.completeTemplate)
+	s.AddCompletion(protocol.RefResource, d.uri(columnTemplate), d.completeTemplate)
 }
 
 // syncResources makes s list exactly the given tables.
@@ -78,7 +93,7 @@ func (d *DB) syncResources(s *server.Server, old, now []tableRef) {
 	var gone []string
 	for _, t := range old {
 		if !keep[t.Name] {
-			gone = append(gone, TableURI(t.Name))
+			gone = append(gone, d.tableURI(t.Name))
 		}
 	}
 	if len(gone) > 0 {
@@ -112,6 +127,18 @@ type schemaOverview struct {
 }
 
 func (d *DB) readSchema(ctx context.Context, req *server.ReadRequest) (*protocol.ReadResourceResult, error) {
+	v, err := d.kept.get(ctx, "schema "+req.URI, func() (any, error) { return d.schemaContents(ctx, req.URI) })
+	if err != nil {
+		return nil, err
+	}
+	return &protocol.ReadResourceResult{Contents: v.([]*protocol.ResourceContents), CacheHints: schemaCache}, nil
+}
+
+// schemaContents computes the schema overview.
+func (d *DB) schemaContents(ctx context.Context, uri string) ([]*protocol.ResourceContents, error) {
+	if refs := d.knownTables(); len(refs) > overviewMaxTables {
+		return d.schemaNames(uri, refs)
+	}
 	tables, err := d.describeAll(ctx, nil, true)
 	if err != nil {
 		return nil, err
@@ -122,23 +149,42 @@ func (d *DB) readSchema(ctx context.Context, req *server.ReadRequest) (*protocol
 		b.WriteString(t.text())
 		b.WriteString("\n")
 	}
-	c, err := contents(req.URI, schemaOverview{Dialect: d.dialect.name(), Tables: tables}, b.String())
-	if err != nil {
-		return nil, err
-	}
-	return &protocol.ReadResourceResult{Contents: c, CacheHints: schemaCache}, nil
+	return contents(uri, schemaOverview{Dialect: d.dialect.name(), Tables: tables}, b.String())
 }
 
-func tableFromURI(req *server.ReadRequest) string {
+// schemaNames is the overview of a schema too large to describe at once:
+// the tables' names and kinds, and where to read on.
+func (d *DB) schemaNames(uri string, refs []tableRef) ([]*protocol.ResourceContents, error) {
+	type entry struct {
+		Name string `json:"name"`
+		Kind string `json:"kind"`
+	}
+	tables := make([]entry, len(refs))
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s database, %d tables and views: too many to describe here. Find them with the search_schema tool "+
+		"(by name pattern, with columns), or read one at %s.\n\n", d.dialect.name(), len(refs), d.uri(tableTemplate))
+	for i, t := range refs {
+		tables[i] = entry{t.Name, t.Kind}
+		fmt.Fprintf(&b, "%s %s\n", strings.ToUpper(t.Kind), t.Name)
+	}
+	overview := struct {
+		Dialect   string  `json:"dialect"`
+		Tables    []entry `json:"tables"`
+		NamesOnly bool    `json:"names_only"`
+	}{d.dialect.name(), tables, true}
+	return contents(uri, overview, b.String())
+}
+
+func (d *DB) tableFromURI(req *server.ReadRequest) string {
 	if name, ok := req.Vars["table"]; ok {
 		return name
 	}
-	name, _ := url.PathUnescape(strings.TrimPrefix(req.URI, TablePrefix))
+	name, _ := url.PathUnescape(strings.TrimPrefix(req.URI, d.uri("table/")))
 	return name
 }
 
 func (d *DB) readTable(ctx context.Context, req *server.ReadRequest) (*protocol.ReadResourceResult, error) {
-	t, ok, err := d.lookup(ctx, tableFromURI(req))
+	t, ok, err := d.lookup(ctx, d.tableFromURI(req))
 	if err != nil {
 		return nil, err
 	}

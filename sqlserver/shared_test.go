@@ -26,6 +26,8 @@ func runShared(t *testing.T, e *env) {
 	t.Run("OneStatement", func(t *testing.T) { testOneStatement(t, e) })
 	t.Run("ConcurrencyCap", func(t *testing.T) { testConcurrencyCap(t, e) })
 	t.Run("Cursor", func(t *testing.T) { testCursor(t, e) })
+	t.Run("TextOnlyPaging", func(t *testing.T) { testTextOnlyPaging(t, e) })
+	t.Run("ReadCache", func(t *testing.T) { testReadCache(t, e) })
 	t.Run("Subscriptions", func(t *testing.T) { testSubscriptions(t, e) })
 	t.Run("Cancel", func(t *testing.T) { testCancel(t, e) })
 	t.Run("Resources", func(t *testing.T) { testResources(t, e) })
@@ -206,8 +208,8 @@ func (e *env) slowAggregate() string {
 
 func testExecute(t *testing.T, e *env) {
 	_, ro := e.open(t, nil)
-	if r := mustHandle(t, ro, "tools/list", nil); len(r.Tools) != 3 {
-		t.Errorf("read-only server lists %d tools, want 3 (no execute)", len(r.Tools))
+	if r := mustHandle(t, ro, "tools/list", nil); len(r.Tools) != 4 {
+		t.Errorf("read-only server lists %d tools, want 4 (no execute)", len(r.Tools))
 	}
 	_, s := e.open(t, func(o *Options) { o.AllowWrites = true })
 	stmt := e.param("INSERT INTO t (id, name) VALUES (10, ", 1) + ")"

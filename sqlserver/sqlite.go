@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"modernc.org/sqlite"
@@ -359,7 +360,7 @@ func (sqliteDialect) describe(ctx context.Context, q querier, t tableRef) (*tabl
 
 func (sqliteDialect) countRows(ctx context.Context, q querier, t tableRef) (int64, bool, error) {
 	var n int64
-	err := scanOne(ctx, q, "SELECT count(*) FROM "+quoteIdent(t.Name), nil, &n)
+	err := scanOne(ctx, q, "SELECT count(*) FROM "+t.ident(), nil, &n)
 	return n, false, err
 }
 
@@ -406,4 +407,13 @@ func (sqliteDialect) explain(ctx context.Context, q querier, query string, args 
 		fmt.Fprintf(&b, "%s%s\n", strings.Repeat("  ", d), detail)
 	}
 	return b.String(), rows.Err()
+}
+
+func (d sqliteDialect) query(ctx context.Context, db *sql.DB, query string, args []any, lim scanLimits, read *atomic.Int64) (*queryResult, error) {
+	q, end, err := d.begin(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	defer end()
+	return scanRows(ctx, q, query, args, lim, read)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 	"sync"
@@ -45,6 +46,12 @@ func mustSchema[T any]() json.RawMessage {
 	return s
 }
 
+// queryOutputSchema is queryResult's schema, its rows arrays.
+func queryOutputSchema() json.RawMessage {
+	s := mustSchema[queryResult]()
+	return json.RawMessage(strings.Replace(string(s), `"rows":{"type":"array","items":{}`, `"rows":{"type":"array","items":{"type":"array"}`, 1))
+}
+
 func boolp(b bool) *bool { return &b }
 
 // Tool names, in the order Register adds them.
@@ -59,19 +66,23 @@ func (d *DB) addTools(s *server.Server) {
 	dialect := d.dialect.name()
 	server.AddTool(s, &protocol.Tool{
 		Name: toolQuery,
-		Description: fmt.Sprintf("Runs one read-only SQL statement on the %s database and returns its rows. "+
-			"The database refuses writes. At most %d rows and %d bytes are returned (truncated is then true); statements time out after %s.",
+		Description: fmt.Sprintf("Runs one read-only %s statement and returns its rows (values keep their JSON kind; binary is {\"base64\": ...}). "+
+			"At most %d rows and %d bytes; a truncated result carries next_cursor to read on. Statements time out after %s.",
 			dialect, d.opts.MaxRows, d.opts.MaxResultBytes, d.opts.StatementTimeout),
-		OutputSchema: mustSchema[queryResult](),
+		OutputSchema: queryOutputSchema(),
 		Annotations:  &protocol.ToolAnnotations{ReadOnlyHint: boolp(true), OpenWorldHint: boolp(false)},
 		Meta:         queryToolMeta(),
 	}, d.callQuery)
 	server.AddTool(s, &protocol.Tool{
-		Name:         toolDescribe,
-		Description:  "Describes a table or view: columns, types, nullability, primary key, foreign keys, indexes, row count and sample rows.",
-		OutputSchema: mustSchema[tableInfo](),
-		Annotations:  &protocol.ToolAnnotations{ReadOnlyHint: boolp(true), OpenWorldHint: boolp(false)},
+		Name:        toolDescribe,
+		Description: "Describes a table or view: columns, types, nullability, primary key, foreign keys, indexes, row count and sample rows.",
+		Annotations: &protocol.ToolAnnotations{ReadOnlyHint: boolp(true), OpenWorldHint: boolp(false)},
 	}, d.callDescribe)
+	server.AddTool(s, &protocol.Tool{
+		Name:        toolSearch,
+		Description: "Finds tables (or columns) by name pattern, a page at a time, with names only, a summary (columns) or full detail: for schemas too large to read at once.",
+		Annotations: &protocol.ToolAnnotations{ReadOnlyHint: boolp(true), OpenWorldHint: boolp(false)},
+	}, d.callSearch)
 	server.AddTool(s, &protocol.Tool{
 		Name:        toolExplain,
 		Description: fmt.Sprintf("Shows the %s query plan of a statement without running it.", dialect),
@@ -92,7 +103,9 @@ func (d *DB) addTools(s *server.Server) {
 	}
 }
 
-func (d *DB) callQuery(ctx context.Context, req *server.CallRequest, in queryArgs) (*protocol.CallToolResult, error) {
+func (d *DB) callQuery(ctx context.Context, req *server.CallRequest, in queryArgs) (_ *protocol.CallToolResult, err error) {
+	lc := &callLog{tool: toolQuery, stmt: in.SQL, start: time.Now()}
+	defer func() { d.logCall(ctx, lc, err); err = d.present(err, in.SQL) }()
 	if err := d.dialect.oneStatement(in.SQL); err != nil {
 		return nil, err
 	}
@@ -104,7 +117,7 @@ func (d *DB) callQuery(ctx context.Context, req *server.CallRequest, in queryArg
 	if in.MaxRows > 0 && in.MaxRows < d.opts.MaxRows {
 		lim.maxRows, lim.requested = in.MaxRows, true
 	}
-	digest := queryDigest(in.SQL, in.Params)
+	digest := queryDigest(d.served+"\x00"+in.SQL, in.Params)
 	if in.Cursor != "" {
 		if lim.skip, err = openCursor(req.Request, in.Cursor, digest); err != nil {
 			return nil, err
@@ -113,14 +126,18 @@ func (d *DB) callQuery(ctx context.Context, req *server.CallRequest, in queryArg
 	var read atomic.Int64
 	stop := d.reportProgress(req.Request, &read)
 	var res *queryResult
-	err = d.read(ctx, func(ctx context.Context, q querier) error {
+	err = d.statement(ctx, func(ctx context.Context) error {
 		var err error
-		res, err = scanRows(ctx, q, in.SQL, args, lim, &read)
+		res, err = d.dialect.query(ctx, d.ro, in.SQL, args, lim, &read)
 		return err
 	})
 	stop()
 	if err != nil {
 		return nil, err
+	}
+	lc.rows, lc.cut = res.RowCount, res.Truncated
+	if d.opts.FlagNames {
+		res.Notice = optionNames.ReplaceAllString(res.Notice, "")
 	}
 	if in.MaxRows > d.opts.MaxRows && res.Truncated {
 		res.Notice += fmt.Sprintf("; max_rows %d was capped to the server's limit", in.MaxRows)
@@ -130,9 +147,12 @@ func (d *DB) callQuery(ctx context.Context, req *server.CallRequest, in queryArg
 			return nil, protocol.InternalError("sealing a cursor: " + err.Error())
 		}
 		res.Notice += "; pass next_cursor as cursor with the same sql and params to read on (the statement runs again " +
-			"and skips the rows already returned, so give it an ORDER BY for a stable order)"
+			"and the rows already returned are skipped, so give it an ORDER BY for a stable order)"
 	}
-	return structured(res, resultText(res))
+	return &protocol.CallToolResult{
+		Content:           []protocol.Content{&protocol.TextContent{Text: resultText(res)}},
+		StructuredContent: res.appendJSON(nil),
+	}, nil
 }
 
 // reportProgress sends progress every progressEvery while a statement
@@ -161,7 +181,7 @@ func (d *DB) reportProgress(req *server.Request, read *atomic.Int64) (stop func(
 			if n := read.Load(); n > 0 {
 				msg += fmt.Sprintf(", %d %s read", n, plural(n, "row", "rows"))
 			}
-			_ = req.Progress(took.Seconds(), 0, msg)
+			_ = req.Progress(math.Round(took.Seconds()*10)/10, 0, msg)
 		}
 	}()
 	return func() {
@@ -177,12 +197,36 @@ func plural(n int64, one, many string) string {
 	return many
 }
 
+// resultText is the query result as text, which says all that its
+// structuredContent does, for hosts that show a model only the text: the
+// rows, their count and place in the statement's result, the columns'
+// types, the notice, and the cursor with how to use it.
 func resultText(res *queryResult) string {
 	var b strings.Builder
-	b.WriteString(textTable(res.Columns, res.Rows))
-	fmt.Fprintf(&b, "(%d %s)\n", res.RowCount, plural(int64(res.RowCount), "row", "rows"))
+	b.WriteString(textTable(res.Columns, res.cells))
+	fmt.Fprintf(&b, "(%d %s", res.RowCount, plural(int64(res.RowCount), "row", "rows"))
+	if res.Offset > 0 && res.RowCount > 0 {
+		fmt.Fprintf(&b, ": rows %d to %d of the result", res.Offset+1, res.Offset+res.RowCount)
+	}
+	if res.Truncated {
+		b.WriteString("; truncated, more rows follow")
+	}
+	b.WriteString(")\ncolumn types: ")
+	for i, c := range res.Columns {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(c.Type)
+		if c.Type == "" {
+			b.WriteString("?")
+		}
+	}
+	b.WriteString("\n")
 	if res.Notice != "" {
 		b.WriteString(res.Notice + "\n")
+	}
+	if res.NextCursor != "" {
+		fmt.Fprintf(&b, "next_cursor: %s\nTo read on, call query again with the same sql and params and cursor set to that next_cursor.\n", res.NextCursor)
 	}
 	return b.String()
 }
@@ -199,7 +243,9 @@ func structured(v any, text string) (*protocol.CallToolResult, error) {
 	}, nil
 }
 
-func (d *DB) callDescribe(ctx context.Context, req *server.CallRequest, in tableArgs) (*protocol.CallToolResult, error) {
+func (d *DB) callDescribe(ctx context.Context, req *server.CallRequest, in tableArgs) (_ *protocol.CallToolResult, err error) {
+	lc := &callLog{tool: toolDescribe, start: time.Now()}
+	defer func() { d.logCall(ctx, lc, err); err = d.present(err, "") }()
 	t, ok, err := d.lookup(ctx, in.Table)
 	if err != nil {
 		return nil, err
@@ -214,7 +260,9 @@ func (d *DB) callDescribe(ctx context.Context, req *server.CallRequest, in table
 	return structured(info, info.text())
 }
 
-func (d *DB) callExplain(ctx context.Context, req *server.CallRequest, in explainArgs) (string, error) {
+func (d *DB) callExplain(ctx context.Context, req *server.CallRequest, in explainArgs) (_ string, err error) {
+	lc := &callLog{tool: toolExplain, stmt: in.SQL, start: time.Now()}
+	defer func() { d.logCall(ctx, lc, err); err = d.present(err, in.SQL) }()
 	if err := d.dialect.oneStatement(in.SQL); err != nil {
 		return "", err
 	}
@@ -244,7 +292,9 @@ var confirmSchema = json.RawMessage(`{"type":"object","properties":{"confirm":{"
 // (their digest is the sealed state): the write is refused when the
 // triggers found as it runs differ. The result gives the rows changed in
 // all beside those the statement affected.
-func (d *DB) callExecute(ctx context.Context, req *server.CallRequest, in executeArgs) (*protocol.CallToolResult, error) {
+func (d *DB) callExecute(ctx context.Context, req *server.CallRequest, in executeArgs) (_ *protocol.CallToolResult, err error) {
+	lc := &callLog{tool: toolExecute, stmt: in.SQL, start: time.Now()}
+	defer func() { d.logCall(ctx, lc, err); err = d.present(err, in.SQL) }()
 	if err := d.dialect.oneStatement(in.SQL); err != nil {
 		return nil, err
 	}

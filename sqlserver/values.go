@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgtype"
 )
@@ -182,11 +183,26 @@ func cellText(v any) string {
 	default:
 		s = fmt.Sprint(x)
 	}
-	s = strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", " ").Replace(s)
-	if len(s) > 4*maxCell && len([]rune(s)) > maxCell {
+	return cellString(s)
+}
+
+// cellEscaper shows line breaks and tabs in a cell on one line.
+var cellEscaper = strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", " ")
+
+// cellString fits s in a text-table cell: on one line, at most maxCell
+// characters.
+func cellString(s string) string {
+	if strings.ContainsAny(s, "\n\r\t") {
+		s = cellEscaper.Replace(s)
+	}
+	if len(s) <= maxCell {
+		return s
+	}
+	if len(s) > 4*maxCell && utf8.RuneCountInString(s) > maxCell {
 		s = string([]rune(s[:4*maxCell]))
 	}
-	if r := []rune(s); len(r) > maxCell {
+	if utf8.RuneCountInString(s) > maxCell {
+		r := []rune(s)
 		s = string(r[:maxCell-1]) + "…"
 	}
 	return s

@@ -117,7 +117,7 @@ func TestQueryResultUnchanged(t *testing.T) {
 	_, s := sqliteEnv(t).open(t, nil)
 	got := rawResult(t, s, "tools/call", `"name":"query","arguments":{"sql":"SELECT id, name FROM t ORDER BY id"}`)
 	want := `{"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"sql-test","version":"1.0.0"}},` +
-		`"content":[{"type":"text","text":"id | name\n---+------\n1  | one\n2  | two\n3  | three\n(3 rows)\n"}],` +
+		`"content":[{"type":"text","text":"id | name\n---+------\n1  | one\n2  | two\n3  | three\n(3 rows)\ncolumn types: INTEGER, TEXT\n"}],` +
 		`"structuredContent":{"columns":[{"name":"id","type":"INTEGER"},{"name":"name","type":"TEXT"}],"rows":[[1,"one"],[2,"two"],[3,"three"]],"row_count":3,"truncated":false}}`
 	if got != want {
 		t.Errorf("result\n%s\nwant\n%s", got, want)
@@ -130,10 +130,11 @@ func TestQueryResultUnchanged(t *testing.T) {
 		t.Fatalf("no next_cursor: %s", got)
 	}
 	notice := "result truncated at 1 rows (max_rows argument; pass a larger max_rows, up to the server's limit of 1000); " +
-		"pass next_cursor as cursor with the same sql and params to read on (the statement runs again and skips the rows " +
-		"already returned, so give it an ORDER BY for a stable order)"
+		"pass next_cursor as cursor with the same sql and params to read on (the statement runs again and the rows " +
+		"already returned are skipped, so give it an ORDER BY for a stable order)"
 	want = `{"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"sql-test","version":"1.0.0"}},` +
-		`"content":[{"type":"text","text":"id | name\n---+-----\n2  | two\n(1 row)\n` + notice + `\n"}],` +
+		`"content":[{"type":"text","text":"id | name\n---+-----\n2  | two\n(1 row; truncated, more rows follow)\ncolumn types: INTEGER, TEXT\n` + notice +
+		`\nnext_cursor: ` + cursor[1] + `\nTo read on, call query again with the same sql and params and cursor set to that next_cursor.\n"}],` +
 		`"structuredContent":{"columns":[{"name":"id","type":"INTEGER"},{"name":"name","type":"TEXT"}],"rows":[[2,"two"]],"row_count":1,"truncated":true,` +
 		`"next_cursor":"` + cursor[1] + `","notice":"` + notice + `"}}`
 	if got != want {
@@ -142,7 +143,7 @@ func TestQueryResultUnchanged(t *testing.T) {
 
 	next := strings.TrimSuffix(args, "}") + `,"cursor":"` + cursor[1] + `"}`
 	var page struct {
-		StructuredContent queryResult `json:"structuredContent"`
+		StructuredContent wireQuery `json:"structuredContent"`
 	}
 	if err := json.Unmarshal([]byte(rawResult(t, s, "tools/call", `"name":"query","arguments":`+next)), &page); err != nil {
 		t.Fatal(err)

@@ -45,6 +45,9 @@ func (d *DB) watch(ctx context.Context, w watcher, last *snapshot) {
 		pctx, cancel := context.WithTimeout(ctx, d.opts.StatementTimeout)
 		snap, err := w.poll(pctx)
 		cancel()
+		if err != nil {
+			d.kept.forget() // what changed is not known
+		}
 		if err != nil || snap == nil {
 			continue
 		}
@@ -70,13 +73,13 @@ func (d *DB) apply(old, now *snapshot) {
 	}
 	var updated []string
 	if listChanged || old.schema != now.schema {
-		updated = append(updated, SchemaURI)
+		updated = append(updated, d.uri("schema"))
 	}
 	dataChanged := false
 	var changed []string
 	for _, t := range now.tables {
 		if p, ok := old.prints[t.Name]; ok && p != now.prints[t.Name] {
-			updated = append(updated, TableURI(t.Name))
+			updated = append(updated, d.tableURI(t.Name))
 			changed = append(changed, t.Name)
 			dataChanged = true
 		}
@@ -92,11 +95,14 @@ func (d *DB) apply(old, now *snapshot) {
 	}
 	for _, t := range now.tables {
 		if existed[t.Name] && (everything || t.Kind == "view" && dataChanged) {
-			updated = append(updated, TableURI(t.Name))
+			updated = append(updated, d.tableURI(t.Name))
 		}
 	}
 	slices.Sort(updated)
 	updated = slices.Compact(updated)
+	if len(updated) > 0 || now.dataChanged {
+		d.kept.forget()
+	}
 	d.eachServer(func(s *server.Server) {
 		for _, u := range updated {
 			s.NotifyResourceUpdated(u)
@@ -210,7 +216,7 @@ func (w *postgresWatcher) poll(ctx context.Context) (*snapshot, error) {
 			format_type(a.atttypid, a.atttypmod) || ':' || a.attnotnull::text, ',' ORDER BY c.relname, a.attnum), ''))
 		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 		JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
-		WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm', 'f')`, nil, &snap.schema); err != nil {
+		WHERE n.nspname IN (`+p.schemaList()+`) AND c.relkind IN ('r', 'p', 'v', 'm', 'f')`, nil, &snap.schema); err != nil {
 		return nil, err
 	}
 	stats, err := w.stats(ctx, q)
@@ -226,11 +232,11 @@ func (w *postgresWatcher) poll(ctx context.Context) (*snapshot, error) {
 			return nil, err
 		}
 		if est >= fingerprintScanBelow {
-			snap.prints[t.Name] = "stats:" + stats[t.Name]
+			snap.prints[t.Name] = "stats:" + stats[t.schema+"."+t.rel]
 			continue
 		}
 		var print string
-		if err := scanOne(ctx, q, "SELECT count(*) || '/' || COALESCE(max(xmin::text::bigint), 0) FROM "+quoteIdent(t.Name), nil, &print); err != nil {
+		if err := scanOne(ctx, q, "SELECT count(*) || '/' || COALESCE(max(xmin::text::bigint), 0) FROM "+t.ident(), nil, &print); err != nil {
 			return nil, err
 		}
 		snap.prints[t.Name] = print
@@ -239,12 +245,12 @@ func (w *postgresWatcher) poll(ctx context.Context) (*snapshot, error) {
 	return snap, nil
 }
 
-func (*postgresWatcher) stats(ctx context.Context, q querier) (map[string]string, error) {
+func (w *postgresWatcher) stats(ctx context.Context, q querier) (map[string]string, error) {
 	if _, err := q.ExecContext(ctx, "SELECT pg_stat_clear_snapshot()"); err != nil {
 		return nil, err
 	}
-	rows, err := q.QueryContext(ctx, `SELECT relname, n_tup_ins || '/' || n_tup_upd || '/' || n_tup_del || '/' || n_live_tup
-		FROM pg_stat_user_tables WHERE schemaname = current_schema()`)
+	rows, err := q.QueryContext(ctx, `SELECT schemaname || '.' || relname, n_tup_ins || '/' || n_tup_upd || '/' || n_tup_del || '/' || n_live_tup
+		FROM pg_stat_user_tables WHERE schemaname IN (`+w.p.schemaList()+`)`)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"mime"
 	"net/http"
 	"net/url"
@@ -47,6 +48,10 @@ type Options struct {
 	// authentication, and the challenges are readable by their pages.
 	// Without it CORS is off here.
 	AllowedOrigins []string
+	// Logger receives a Debug record for each request refused for its
+	// token (status, OAuth error code and reason, remote address, method
+	// and path; never the token); nil discards them.
+	Logger *slog.Logger
 }
 
 // Handler protects an MCP endpoint; see Protect.
@@ -227,6 +232,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // none. The scheme is DPoP when the request used it or the error is
 // about the proof, Bearer otherwise.
 func (h *Handler) challenge(w http.ResponseWriter, r *http.Request, status int, code, desc string) {
+	if h.opts.Logger != nil {
+		h.opts.Logger.Debug("resource: request refused", "status", status, "error", code, "reason", desc,
+			"remote", r.RemoteAddr, "method", r.Method, "path", r.URL.Path)
+	}
 	scheme := "Bearer"
 	if code == "invalid_dpop_proof" || authScheme(r) == "dpop" {
 		scheme = "DPoP"

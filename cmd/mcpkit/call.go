@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -27,7 +28,8 @@ arguments then override.
 On a terminal the result's text content is printed and other content
 summarized; structuredContent is shown as a table when it is tabular (the
 columns and rows of a query result, as from mcpkit serve sql, or a list of
-flat objects), else as JSON. When stdout is not a terminal, structuredContent
+flat objects), else as JSON unless the text content already says it (then
+it is left out, with a note on stderr). When stdout is not a terminal, structuredContent
 is printed as indented JSON and nothing else (text content is printed only
 when there is no structuredContent; other content is summarized on stderr).
 --format table|csv|markdown|jsonl renders a tabular result so, terminal or
@@ -219,7 +221,8 @@ func progressLine(p *protocol.ProgressParams) string {
 	return line
 }
 
-func number(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+// number renders a progress value, to three decimals at most.
+func number(f float64) string { return strconv.FormatFloat(math.Round(f*1000)/1000, 'f', -1, 64) }
 
 // contentText joins the text blocks of content.
 func contentText(content []protocol.Content) string {
@@ -238,10 +241,9 @@ func contentText(content []protocol.Content) string {
 // terminal when format is ""; the text content, which repeats it, is left
 // out, and other content is summarized (on stderr when stdout is not a
 // terminal). Otherwise, off a terminal, structuredContent is printed as
-// JSON alone, other content summarized on stderr; on a terminal, or when
-// there is no structuredContent, the text content is printed, other
-// content summarized, then structuredContent as JSON (leaving out the text
-// block that only repeats it).
+// JSON alone, other content summarized on stderr; on a terminal the
+// content is printed, and structuredContent as JSON only when no text
+// block says more than the JSON; without structuredContent, the content.
 func writeToolResult(w io.Writer, st *status, r *protocol.CallToolResult, tty bool, format string) error {
 	structured := len(r.StructuredContent) > 0
 	var tab *tabular
@@ -288,6 +290,15 @@ func writeToolResult(w io.Writer, st *status, r *protocol.CallToolResult, tty bo
 			compact = buf.Bytes()
 		}
 	}
+	if structured && tty && hasOwnText(r.Content, compact) {
+		// The text says what the structured content does, for a reader:
+		// the JSON is for programs (--json, or stdout not a terminal).
+		for _, c := range r.Content {
+			writeContent(w, c)
+		}
+		st.println("mcpkit call: structuredContent left out on a terminal; --json, or a pipe, prints it")
+		return nil
+	}
 	for _, c := range r.Content {
 		if t, ok := c.(*protocol.TextContent); ok && compact != nil && sameJSON(t.Text, compact) {
 			continue
@@ -298,6 +309,17 @@ func writeToolResult(w io.Writer, st *status, r *protocol.CallToolResult, tty bo
 		return writeStructured(w, r.StructuredContent)
 	}
 	return nil
+}
+
+// hasOwnText reports whether content has a text block that is not only
+// the structured content as JSON.
+func hasOwnText(content []protocol.Content, compact []byte) bool {
+	for _, c := range content {
+		if t, ok := c.(*protocol.TextContent); ok && strings.TrimSpace(t.Text) != "" && (compact == nil || !sameJSON(t.Text, compact)) {
+			return true
+		}
+	}
+	return false
 }
 
 // sameJSON reports whether text is the JSON value compact.

@@ -11,15 +11,19 @@ import (
 
 	"github.com/mcpkit/mcpkit/client"
 	"github.com/mcpkit/mcpkit/protocol"
+	"github.com/mcpkit/mcpkit/transport/streamable"
 )
 
 // discovery is what discover reports, in both eras.
 type discovery struct {
-	ServerInfo        protocol.Implementation     `json:"serverInfo"`
-	Era               string                      `json:"era"`
-	Transport         string                      `json:"transport"`
-	ProtocolVersion   string                      `json:"protocolVersion"`
-	SupportedVersions []string                    `json:"supportedVersions,omitempty"`
+	ServerInfo        protocol.Implementation `json:"serverInfo"`
+	Era               string                  `json:"era"`
+	Transport         string                  `json:"transport"`
+	ProtocolVersion   string                  `json:"protocolVersion"`
+	SupportedVersions []string                `json:"supportedVersions,omitempty"`
+	// HandshakeVersions are the revisions of the initialize handshake an
+	// HTTP server speaks too, found by trying each (modern era).
+	HandshakeVersions []string                    `json:"handshakeVersions,omitempty"`
 	Capabilities      protocol.ServerCapabilities `json:"capabilities"`
 	Instructions      string                      `json:"instructions,omitempty"`
 	// TTLMs and CacheScope are server/discover's cache hints (modern era).
@@ -30,7 +34,8 @@ type discovery struct {
 func runDiscover(ctx context.Context, e *env, args []string) int {
 	s := newSub(ctx, e, "discover", `Connect to the server and show what it says about itself: its name and
 version, the protocol era, revision and transport spoken (found from the
-URL or command alone), the revisions it supports, its capabilities and
+URL or command alone), the revisions it supports (a modern HTTP server's
+handshake revisions too, tried one by one), its capabilities and
 extensions, its instructions and (modern era) the cache hints of
 server/discover.`, "[flags] TARGET", "[flags] -- command args...")
 	rest, code, done := s.parse(args, true)
@@ -61,6 +66,9 @@ server/discover.`, "[flags] TARGET", "[flags] -- command args...")
 		}
 		ttl := r.TTLMs
 		d.TTLMs, d.CacheScope = &ttl, r.CacheScope
+		if s.target.URL != "" {
+			d.HandshakeVersions = s.handshakeVersions(octx)
+		}
 	}
 	if s.c.json {
 		if err := writeJSON(e.Stdout, d); err != nil {
@@ -88,7 +96,11 @@ func writeDiscovery(w io.Writer, d *discovery) {
 	row("Era", d.Era)
 	row("Transport", d.Transport)
 	row("Protocol", d.ProtocolVersion)
-	row("Supported", strings.Join(d.SupportedVersions, ", "))
+	supported := strings.Join(d.SupportedVersions, ", ")
+	if len(d.HandshakeVersions) > 0 {
+		supported += "; with initialize: " + strings.Join(d.HandshakeVersions, ", ")
+	}
+	row("Supported", supported)
 	row("Capabilities", strings.Join(capabilityList(d.Capabilities), ", "))
 	row("Extensions", strings.Join(sortedNames(d.Capabilities.Extensions), ", "))
 	if d.TTLMs != nil {
@@ -98,6 +110,24 @@ func writeDiscovery(w io.Writer, d *discovery) {
 	if d.Instructions != "" {
 		fmt.Fprintf(w, "\nInstructions:\n%s\n", strings.TrimRight(d.Instructions, "\n"))
 	}
+}
+
+// handshakeVersions tries the initialize handshake in each revision the
+// client speaks and returns those the server agreed to.
+func (s *sub) handshakeVersions(ctx context.Context) []string {
+	var out []string
+	for _, v := range protocol.LegacyVersions {
+		cl := client.New(protocol.Implementation{Name: "mcpkit", Version: version()}, &client.Options{Era: client.EraLegacy, ProtocolVersion: v})
+		sess, err := cl.ConnectURL(ctx, s.target.URL, &streamable.ClientOptions{Header: s.c.headers.h, HTTPClient: s.httpClient()})
+		if err != nil {
+			continue
+		}
+		if sess.ProtocolVersion() == v {
+			out = append(out, v)
+		}
+		sess.Close()
+	}
+	return out
 }
 
 // capabilityList names the capabilities with their options.

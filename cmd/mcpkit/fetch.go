@@ -18,11 +18,14 @@ func runRead(ctx context.Context, e *env, args []string) int {
 as raw bytes when stdout is not a terminal (to redirect into a file), and
 summarized on a terminal. When the resource has several contents, each
 comes after a line "--- URI (MIME TYPE) ---" and ends with a newline
-(the last one as it is when stdout is not a terminal). --json prints the
-raw ReadResourceResult. A resource the server does not have is reported as
-"resource not found: URI" (exit 1).`,
+(the last one as it is when stdout is not a terminal). --mime TYPE prints
+only the content of that MIME type, alone (mcpkit read URL sql://schema
+--mime application/json | jq); no such content is an error listing those
+there are. --json prints the raw ReadResourceResult. A resource the server
+does not have is reported as "resource not found: URI" (exit 1).`,
 		"[flags] TARGET URI", "[flags] URI -- command args...")
 	el := addAnswerFlags(s)
+	mime := s.fs.String("mime", "", "print only the content of MIME `TYPE` (application/json, text/plain, ...)")
 	rest, code, done := s.parse(args, true)
 	if done {
 		return code
@@ -50,8 +53,30 @@ raw ReadResourceResult. A resource the server does not have is reported as
 	if s.c.json {
 		return s.printResult(sess, res)
 	}
-	writeContents(e.Stdout, res.Contents, e.StdoutTTY)
+	contents := res.Contents
+	if *mime != "" {
+		var types []string
+		contents = nil
+		for _, c := range res.Contents {
+			types = append(types, orDash(c.MIMEType))
+			if strings.EqualFold(baseMIME(c.MIMEType), baseMIME(*mime)) {
+				contents = append(contents, c)
+			}
+		}
+		if len(contents) == 0 {
+			s.errorf("no content of type %s in %s (it has %s)", *mime, uri, strings.Join(types, ", "))
+			return exitFailed
+		}
+		contents = contents[:1]
+	}
+	writeContents(e.Stdout, contents, e.StdoutTTY)
 	return exitOK
+}
+
+// baseMIME is a MIME type without its parameters.
+func baseMIME(t string) string {
+	t, _, _ = strings.Cut(t, ";")
+	return strings.TrimSpace(t)
 }
 
 // writeContents prints a resource's contents: text as it is, binary as raw

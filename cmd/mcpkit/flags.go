@@ -45,6 +45,12 @@ func (f *headerFlag) Set(v string) error {
 	return nil
 }
 
+// defaultTimeout is --timeout's default: longer than a server's statement
+// timeout (serve sql's --statement-timeout, 30s by default) and its grace,
+// so that a slow statement ends with the server's message naming the
+// limit, not with the client giving up first.
+const defaultTimeout = 60 * time.Second
+
 // listFlag collects a repeated flag's values.
 type listFlag []string
 
@@ -64,7 +70,7 @@ func newFlagSet(name string, c *commonFlags) (*flag.FlagSet, *commonFlags) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Var(&c.headers, "header", "add the HTTP header `'Name: value'` to every request (repeatable; HTTP targets)")
-	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "give up after `DURATION` (0 for no limit)")
+	fs.DurationVar(&c.timeout, "timeout", defaultTimeout, "give up after `DURATION` (0 for no limit)")
 	fs.BoolVar(&c.json, "json", false, "print machine-readable JSON")
 	fs.StringVar(&c.protocolVersion, "protocol-version", "", "speak protocol revision `V` (default: the newest both sides speak)")
 	fs.StringVar(&c.era, "era", "auto", "protocol `ERA`: auto, modern or legacy")
@@ -254,6 +260,18 @@ func (s *sub) connect(ctx context.Context, o *client.Options) (*client.Session, 
 			if o.ProbeTimeout == 0 {
 				o.ProbeTimeout = 24 * time.Hour
 			}
+		}
+	}
+	if tel := s.e.tel; tel != nil {
+		// Traced: every call, and the traceparent header of every request.
+		o.Middleware = append([]client.Middleware{tel.ClientMiddleware()}, o.Middleware...)
+		if s.target.URL != "" {
+			traced := &http.Client{}
+			if hc != nil {
+				*traced = *hc
+			}
+			traced.Transport = tel.HTTPTransport(traced.Transport)
+			hc = traced
 		}
 	}
 	cl := client.New(protocol.Implementation{Name: "mcpkit", Version: version()}, o)

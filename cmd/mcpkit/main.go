@@ -18,6 +18,8 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"syscall"
+
+	"github.com/mcpkit/mcpkit/otel"
 )
 
 // Exit codes.
@@ -38,6 +40,9 @@ type env struct {
 	// terminals: tables and updating progress lines on stdout and stderr,
 	// interactive questions on stdin.
 	StdinTTY, StdoutTTY, StderrTTY bool
+	// tel traces and measures the MCP traffic when the OTEL_EXPORTER_OTLP_*
+	// variables ask for export (see startTelemetry); nil otherwise.
+	tel *otel.Telemetry
 }
 
 // isTerminal reports whether f is a character device other than the null
@@ -129,6 +134,15 @@ func run(ctx context.Context, e *env, args []string) int {
 	if c == nil {
 		return usageError(e, "", fmt.Sprintf("unknown subcommand %q", args[0]))
 	}
+	t, err := startTelemetry(ctx, os.Getenv)
+	if err != nil {
+		fmt.Fprintf(e.Stderr, "mcpkit: %v\n", err)
+		return exitUsage
+	}
+	if t != nil {
+		defer t.stop()
+		e.tel = t.tel
+	}
 	return c.run(ctx, e, args[1:])
 }
 
@@ -170,6 +184,8 @@ for later runs (see "mcpkit help auth").
 
 Exit codes: 0 success, 1 the operation failed, 2 usage error,
 3 the target cannot be reached, 130 interrupted.
+
+`+telemetryAbout+`
 
 Run "mcpkit help SUBCOMMAND" or "mcpkit SUBCOMMAND --help" for details.
 `)

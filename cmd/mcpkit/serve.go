@@ -16,6 +16,7 @@ import (
 	"github.com/mcpkit/mcpkit/protocol"
 	"github.com/mcpkit/mcpkit/server"
 	"github.com/mcpkit/mcpkit/sqlserver"
+	"github.com/mcpkit/mcpkit/transport"
 	"github.com/mcpkit/mcpkit/transport/sse"
 	"github.com/mcpkit/mcpkit/transport/stdio"
 	"github.com/mcpkit/mcpkit/transport/streamable"
@@ -82,8 +83,17 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	addr := fs.String("addr", "127.0.0.1:8080", "listen on `HOST:PORT` (endpoint /mcp)")
 	useStdio := fs.Bool("stdio", false, "serve over stdin/stdout instead of HTTP")
 	ssePath := fs.String("sse-path", "/sse", "serve the deprecated HTTP+SSE transport (2024-11-05 clients) at `PATH`; \"\" turns it off")
-	db := fs.String("db", "", "serve the SQLite database at `PATH`")
+	var dbs listFlag
+	fs.Var(&dbs, "db", "serve the SQLite database at `PATH`; NAME=PATH or NAME=postgres://... (repeatable) serves several databases by name")
 	dsn := fs.String("dsn", "", "serve the PostgreSQL database at `postgres://...`")
+	config := fs.String("config", "", "serve the databases a JSON `FILE` names, each with its own limits (see below)")
+	var schemas listFlag
+	fs.Var(&schemas, "schema", "serve the PostgreSQL schema `NAME` (repeatable; default: every schema on the role's search_path)")
+	callerClaims := fs.Bool("caller-claims", false, "run each call with the caller's token claims in request.jwt.claims, for row-level security (PostgreSQL, with --auth-issuer)")
+	roleClaim := fs.String("role-claim", "", "run each call as the role --role maps the caller's token claim `CLAIM` to (PostgreSQL, with --auth-issuer)")
+	var roles listFlag
+	fs.Var(&roles, "role", "map a --role-claim value to a PostgreSQL role, `VALUE=ROLE` (repeatable; * for every other value)")
+	logRequests := fs.Bool("log-requests", false, "log one line per call to stderr: principal, tool, statement digest, rows, duration, outcome")
 	allowWrites := fs.Bool("allow-writes", false, "add the execute tool (each write confirmed by the user first)")
 	maxRows := fs.Int("max-rows", 1000, "return at most `N` rows per query")
 	maxBytes := fs.Int("max-result-bytes", 4<<20, "return at most `N` bytes of rows per query")
@@ -112,9 +122,6 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	if fs.NArg() > 0 {
 		return usageError(e, "serve sql", fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
 	}
-	if *db != "" && *dsn != "" {
-		return usageError(e, "serve sql", "give --db or --dsn, not both")
-	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	switch {
@@ -128,6 +135,15 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	}
 	if err := limits.check(*useStdio, *ssePath, set); err != nil {
 		return usageError(e, "serve sql", err.Error())
+	}
+	roleMapping, err := roleMap(roles)
+	switch {
+	case err != nil:
+		return usageError(e, "serve sql", err.Error())
+	case (*roleClaim == "") != (len(roles) == 0):
+		return usageError(e, "serve sql", "--role-claim and --role go together: the claim, and the roles its values map to")
+	case (*callerClaims || *roleClaim != "") && (!sec.authOn() || *useStdio):
+		return usageError(e, "serve sql", "--caller-claims and --role-claim take the caller's identity from its access token: they need --auth-issuer (and HTTP)")
 	}
 	tlsConf, err := sec.tlsConfig()
 	if err != nil {
@@ -144,31 +160,54 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	}
 	logger := slog.New(slog.NewTextHandler(e.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 
-	d, err := sqlserver.Open(ctx, &sqlserver.Options{
-		Path: *db, DSN: *dsn, AllowWrites: *allowWrites, MaxRows: *maxRows, MaxResultBytes: *maxBytes,
+	base := sqlserver.Options{
+		AllowWrites: *allowWrites, MaxRows: *maxRows, MaxResultBytes: *maxBytes,
 		StatementTimeout: *timeout, SampleRows: *sample, PollInterval: *poll,
 		MaxMemory: int64(maxMemory), MaxConcurrent: *maxConcurrent, AllowPrivilegedRole: *privileged, Logger: logger,
-		WriteScope: writeScope,
-	})
-	if err != nil {
-		fmt.Fprintf(e.Stderr, "mcpkit serve sql: %v\n", err)
-		var pe *sqlserver.PrivilegeError
-		if errors.As(err, &pe) {
-			return exitFailed
-		}
-		return exitUnreachable
+		WriteScope: writeScope, FlagNames: true, Schemas: schemas, CallerClaims: *callerClaims, RoleClaim: *roleClaim, Roles: roleMapping,
 	}
-	defer d.Close()
+	if *logRequests {
+		base.RequestLog = slog.New(slog.NewJSONHandler(e.Stderr, nil))
+	}
+	served, err := databases(base, dbs, *dsn, *config)
+	if err != nil {
+		return usageError(e, "serve sql", err.Error())
+	}
+	var opened []*sqlserver.DB
+	defer func() {
+		for _, d := range opened {
+			d.Close()
+		}
+	}()
+	for i := range served {
+		d, err := sqlserver.Open(ctx, &served[i])
+		if err != nil {
+			if len(served) > 1 {
+				err = fmt.Errorf("database %s: %w", served[i].Name, err)
+			}
+			fmt.Fprintf(e.Stderr, "mcpkit serve sql: %v\n", err)
+			var pe *sqlserver.PrivilegeError
+			if errors.As(err, &pe) {
+				return exitFailed
+			}
+			return exitUnreachable
+		}
+		opened = append(opened, d)
+	}
 	core := server.New(protocol.Implementation{Name: "mcpkit-sql", Title: "mcpkit database server", Version: version()}, &server.Options{
 		Instructions:                 "A SQL database. Read the schema resources (or describe_table), then answer questions with the query tool; the ask prompt builds a question for a model.",
 		Logger:                       logger,
 		MaxListenStreamsPerPrincipal: limits.listenStreams,
 	})
-	d.Register(core)
+	sqlserver.RegisterAll(core, opened...)
 	defer core.Close()
+	var handler transport.Handler = core
+	if e.tel != nil {
+		handler = transport.Use(core, e.tel.ServerMiddleware())
+	}
 
 	if *useStdio {
-		if err := stdio.Serve(ctx, core, e.Stdin, e.Stdout, &stdio.Options{Logger: logger}); err != nil && !errors.Is(err, context.Canceled) {
+		if err := stdio.Serve(ctx, handler, e.Stdin, e.Stdout, &stdio.Options{Logger: logger}); err != nil && !errors.Is(err, context.Canceled) {
 			fmt.Fprintf(e.Stderr, "mcpkit serve sql: %v\n", err)
 			return exitFailed
 		}
@@ -180,14 +219,14 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		return exitUnreachable
 	}
 	mux := http.NewServeMux()
-	endpoints := map[string]http.Handler{"/mcp": streamable.NewHandler(core, &streamable.Options{Logger: logger, AllowedOrigins: origins})}
+	endpoints := map[string]http.Handler{"/mcp": streamable.NewHandler(handler, &streamable.Options{Logger: logger, AllowedOrigins: origins})}
 	if *ssePath != "" {
-		endpoints[*ssePath] = sse.NewHandler(core, &sse.Options{Logger: logger, AllowedOrigins: origins,
+		endpoints[*ssePath] = sse.NewHandler(handler, &sse.Options{Logger: logger, AllowedOrigins: origins,
 			MaxStreamsPerPrincipal: limits.sseStreams, MaxBufferedBytes: int64(limits.sseBuffered)})
 	}
 	resourceURL := sec.resourceURL(ln)
 	if sec.authOn() {
-		if err := sec.protect(mux, endpoints, resourceURL, *allowWrites, origins); err != nil {
+		if err := sec.protect(mux, endpoints, resourceURL, *allowWrites, origins, logger); err != nil {
 			ln.Close()
 			fmt.Fprintf(e.Stderr, "mcpkit serve sql: %v\n", err)
 			return exitFailed
@@ -197,7 +236,11 @@ func runServe(ctx context.Context, e *env, args []string) int {
 			mux.Handle(path, h)
 		}
 	}
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, TLSConfig: tlsConf}
+	var root http.Handler = mux
+	if e.tel != nil {
+		root = e.tel.HTTPHandler(mux) // outside authorization: 401s are measured too
+	}
+	hs := &http.Server{Handler: root, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, TLSConfig: tlsConf}
 	scheme := "http"
 	if tlsConf != nil {
 		scheme = "https"
@@ -206,7 +249,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	if *ssePath != "" {
 		also = "HTTP+SSE for 2024-11-05 clients at " + *ssePath + "; "
 	}
-	fmt.Fprintf(e.Stderr, "mcpkit serve sql: serving %s on %s://%s/mcp (%sCtrl-C to stop)\n", describeDB(*db, *dsn), scheme, ln.Addr(), also)
+	fmt.Fprintf(e.Stderr, "mcpkit serve sql: serving %s on %s://%s/mcp (%sCtrl-C to stop)\n", describeDBs(served), scheme, ln.Addr(), also)
 	if sec.authOn() {
 		resources := resourceURL
 		if *ssePath != "" {

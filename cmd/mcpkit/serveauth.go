@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -225,7 +226,7 @@ func discoverIssuer(ctx context.Context, issuer string) error {
 // protected resource of its own, and mounts it and its metadata on mux.
 // The resource of /mcp is resourceURL, another endpoint's is endpointURL's;
 // origins are the endpoints' AllowedOrigins.
-func (s *serveSecurity) protect(mux *http.ServeMux, endpoints map[string]http.Handler, resourceURL string, writes bool, origins []string) error {
+func (s *serveSecurity) protect(mux *http.ServeMux, endpoints map[string]http.Handler, resourceURL string, writes bool, origins []string, logger *slog.Logger) error {
 	supported := append([]string{}, s.scopes...)
 	if writes && !contains(supported, s.writeScope) {
 		supported = append(supported, s.writeScope)
@@ -251,7 +252,7 @@ func (s *serveSecurity) protect(mux *http.ServeMux, endpoints map[string]http.Ha
 		h, err := resource.New(endpoint, &resource.Options{
 			Resource: res, AuthorizationServers: []string{s.issuer}, Verifier: v,
 			RequiredScopes: s.scopes, ScopesSupported: supported, ResourceName: "mcpkit database server",
-			AllowedOrigins: origins,
+			AllowedOrigins: origins, Logger: logger,
 		})
 		if err != nil {
 			return err

@@ -17,14 +17,16 @@ var respBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b
 const maxPooledResponse = 64 << 10
 
 // outbox is what a connection writes: messages are queued, in the order
-// they are given, and one goroutine writes whatever is queued with one
+// they are given, and written in batches, whatever is queued with one
 // system call, as the floor of a line protocol does when it flushes only
-// once its input is drained. A handler never waits for the peer to read;
-// the bytes queued count against the connection's budget until written,
-// so a peer that stops reading makes new requests refused, not kept, and
-// once more than a quarter of the budget's limit is queued (1 MiB at
-// least) the reader waits for room (waitRoom): a peer that reads nothing
-// is not read from either.
+// once its input is drained. Whoever queues a message while nothing is
+// being written writes (the batch then, and whatever is queued meanwhile);
+// the others queue and go on, never waiting for the peer. The bytes queued
+// count against the connection's budget until written, so a peer that
+// stops reading makes new requests refused, not kept, and once more than
+// a quarter of the budget's limit is queued (1 MiB at least) the reader
+// waits for room (waitRoom): a peer that reads nothing is not read from
+// either.
 type outbox struct {
 	out    io.Writer
 	budget *Budget
@@ -34,19 +36,18 @@ type outbox struct {
 	pending []byte // lines not yet written
 	spare   []byte // the last written batch's buffer, for reuse
 	err     error  // the first write error: nothing is written after it
+	writing bool   // someone writes; what is queued meanwhile is theirs to write
 	closed  bool
-	wake    chan struct{} // capacity 1: the writer has something to do
 	room    chan struct{} // closed and replaced when a batch is written
-	done    chan struct{} // closed when the writer has ended
+	idle    chan struct{} // closed and replaced when writing stops
 }
 
 func newOutbox(out io.Writer, budget *Budget) *outbox {
-	o := &outbox{out: out, budget: budget, limit: max(budget.limit/4, 1<<20), wake: make(chan struct{}, 1), room: make(chan struct{}), done: make(chan struct{})}
-	go o.run()
-	return o
+	return &outbox{out: out, budget: budget, limit: max(budget.limit/4, 1<<20), room: make(chan struct{}), idle: make(chan struct{})}
 }
 
-// put queues msg as one line. It fails once a write failed.
+// put queues msg as one line and, unless someone is writing, writes what
+// is queued. It fails once a write failed.
 func (o *outbox) put(msg []byte) error {
 	if bytes.IndexByte(msg, '\n') >= 0 {
 		// encoding/json never emits raw newlines, but a handler may hand
@@ -71,70 +72,60 @@ func (o *outbox) put(msg []byte) error {
 	o.pending = append(o.pending, msg...)
 	o.pending = append(o.pending, '\n')
 	o.budget.charge(int64(len(msg) + 1))
-	o.signalLocked()
-	o.mu.Unlock()
-	return nil
-}
-
-// signalLocked wakes the writer, unless it is already to wake.
-func (o *outbox) signalLocked() {
-	select {
-	case o.wake <- struct{}{}:
-	default:
+	if o.writing {
+		o.mu.Unlock()
+		return nil
 	}
+	o.writing = true
+	o.mu.Unlock()
+	return o.drain()
 }
 
-// run writes what is queued until the outbox is closed and drained, or a
-// write fails.
-func (o *outbox) run() {
-	defer close(o.done)
-	for range o.wake {
-		for {
-			// Let the workers that are about to answer add their lines
+// drain writes what is queued, batch after batch, until nothing is; the
+// caller set writing.
+func (o *outbox) drain() error {
+	for first := true; ; first = false {
+		if first {
+			// Let the workers that are about to answer queue their lines
 			// first: more answers per system call.
 			runtime.Gosched()
-			o.mu.Lock()
-			batch := o.pending
-			o.pending = o.spare[:0]
-			o.spare = nil
-			closed := o.closed
-			o.mu.Unlock()
-			if len(batch) == 0 {
-				if closed {
-					return
-				}
-				break
-			}
-			_, err := o.out.Write(batch)
-			o.budget.Release(int64(len(batch)))
-			o.mu.Lock()
-			if err != nil && o.err == nil {
-				o.err = fmt.Errorf("stdio: writing: %w", err)
-			}
-			if cap(batch) <= maxPooledResponse {
-				o.spare = batch[:0]
-			}
-			close(o.room)
-			o.room = make(chan struct{})
-			failed := o.err != nil
-			if failed {
-				o.budget.Release(int64(len(o.pending)))
-				o.pending = nil
-			}
-			o.mu.Unlock()
-			if failed {
-				return
-			}
 		}
+		o.mu.Lock()
+		batch := o.pending
+		if len(batch) == 0 || o.err != nil {
+			err := o.err
+			o.writing = false
+			close(o.idle)
+			o.idle = make(chan struct{})
+			o.mu.Unlock()
+			return err
+		}
+		o.pending = o.spare[:0]
+		o.spare = nil
+		o.mu.Unlock()
+		_, err := o.out.Write(batch)
+		o.budget.Release(int64(len(batch)))
+		o.mu.Lock()
+		if err != nil && o.err == nil {
+			o.err = fmt.Errorf("stdio: writing: %w", err)
+			o.budget.Release(int64(len(o.pending)))
+			o.pending = nil
+		}
+		if cap(batch) <= maxPooledResponse {
+			o.spare = batch[:0]
+		}
+		close(o.room)
+		o.room = make(chan struct{})
+		o.mu.Unlock()
 	}
 }
 
 // waitRoom waits, for as long as ctx allows, while more than the limit is
-// queued and the writer can still write it.
+// queued and can still be written.
 func (o *outbox) waitRoom(ctx context.Context) error {
 	for {
 		o.mu.Lock()
-		full := int64(len(o.pending)) > o.limit && o.err == nil && !o.closed
+		full := int64(len(o.pending)) > o.limit && o.err == nil
 		room := o.room
 		o.mu.Unlock()
 		if !full {
@@ -142,21 +133,29 @@ func (o *outbox) waitRoom(ctx context.Context) error {
 		}
 		select {
 		case <-room:
-		case <-o.done:
-			return nil
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
 }
 
-// close writes what is queued, stops the writer and waits for it.
+// close waits for what is queued to be written and refuses more.
 func (o *outbox) close() {
 	o.mu.Lock()
 	o.closed = true
-	o.signalLocked()
+	for o.writing {
+		idle := o.idle
+		o.mu.Unlock()
+		<-idle
+		o.mu.Lock()
+	}
+	if len(o.pending) > 0 && o.err == nil {
+		o.writing = true
+		o.mu.Unlock()
+		_ = o.drain()
+		return
+	}
 	o.mu.Unlock()
-	<-o.done
 }
 
 // error returns the first write error, if any.

@@ -51,8 +51,9 @@ type Options struct {
 	// resumption with Last-Event-ID; nil means NewMemoryEventStore, which
 	// keeps them on this process. Replicas that share sessions share one.
 	Events EventStore
-	// Logger receives transport diagnostics and the panics of handlers
-	// (answered with -32603); the default discards them.
+	// Logger receives transport diagnostics, the panics of handlers
+	// (answered with -32603) and, at Debug level, requests refused for
+	// their headers; the default discards them.
 	Logger *slog.Logger
 }
 
@@ -180,6 +181,8 @@ func (x *Handler) servePost(w http.ResponseWriter, r *http.Request, sess transpo
 		x.serveLegacyRequest(w, r, rc, sess, msg, accept)
 	default:
 		if herr := x.checkHeaders(r.Header, msg); herr != nil {
+			x.logger.Debug("streamable: request refused", "status", http.StatusBadRequest, "code", herr.Code,
+				"reason", herr.Message, "method", msg.Method, "remote", r.RemoteAddr)
 			httpguard.WriteError(w, http.StatusBadRequest, &msg.ID, herr)
 			return
 		}

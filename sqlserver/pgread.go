@@ -1,0 +1,553 @@
+package sqlserver
+
+import (
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/stdlib"
+)
+
+// A query tool call on PostgreSQL is one round trip: its read-only
+// transaction, the statement, the rollback and the reset of what outlives
+// a transaction are sent together, as one pipeline (extended protocol,
+// one Sync), and read back as they arrive:
+//
+//	BEGIN READ ONLY
+//	<the statement>                    -- results in text format
+//	ROLLBACK
+//	SELECT pg_advisory_unlock_all()
+//	DEALLOCATE ALL
+//
+// The limits (statement_timeout, lock_timeout,
+// idle_in_transaction_session_timeout, work_mem) are the session's own,
+// set in the startup message of every read-only connection (pgConfig):
+// the statement always runs inside a transaction that is rolled back, and
+// a rollback undoes every setting made in it (SET, SET LOCAL, set_config,
+// RESET ALL), so no call can change them for the next. What a rollback
+// does not undo is what the pipeline's tail releases: session advisory
+// locks and prepared statements (LISTEN and cursors WITH HOLD take effect
+// only at a commit, which the statement cannot reach with a second
+// statement). When anything in that tail fails — the statement failed, so
+// the rest of the pipeline was skipped, or a limit cut the result —
+// endPostgres rolls back and runs DISCARD ALL, which resets the session to
+// its startup values, or discards the connection.
+
+// pgReadTail is what follows the statement in a read's pipeline.
+var pgReadTail = []string{"ROLLBACK", "SELECT pg_advisory_unlock_all()", "DEALLOCATE ALL"}
+
+// query runs one tool statement on a connection of db (see above) and
+// encodes its rows as the answer needs them.
+func (p postgresDialect) query(ctx context.Context, db *sql.DB, query string, args []any, lim scanLimits, read *atomic.Int64) (*queryResult, error) {
+	if lim.skip > 0 {
+		// A cursor's rows are skipped by the database; a statement that
+		// cannot be wrapped (SHOW, EXPLAIN) is read past them instead.
+		inner := lim
+		inner.skip = 0
+		res, err := p.run(ctx, db, pgOffsetQuery(query, lim.skip), args, inner, read)
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Position > pgOffsetPrefix {
+			pe.Position -= pgOffsetPrefix // a place in the statement as given
+		}
+		if !isSyntaxError(err) {
+			if res != nil {
+				res.Offset = lim.skip
+			}
+			return res, err
+		}
+	}
+	return p.run(ctx, db, query, args, lim, read)
+}
+
+// run is query on one statement as given.
+func (p postgresDialect) run(ctx context.Context, db *sql.DB, query string, args []any, lim scanLimits, read *atomic.Int64) (*queryResult, error) {
+	c, err := db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var res *queryResult
+	clean := false
+	err = c.Raw(func(dc any) error {
+		sc, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("sqlserver: unexpected PostgreSQL connection %T", dc)
+		}
+		var err error
+		res, clean, err = p.pipeline(ctx, sc.Conn(), query, args, lim, read)
+		return err
+	})
+	if clean {
+		c.Close()
+	} else {
+		endPostgres(c)
+	}
+	return res, err
+}
+
+// pipeline sends the read's pipeline on pc and reads its results; clean
+// reports that the whole tail ran, leaving the session as it was.
+func (p postgresDialect) pipeline(ctx context.Context, pc *pgx.Conn, query string, args []any, lim scanLimits, read *atomic.Int64) (*queryResult, bool, error) {
+	var eqb pgx.ExtendedQueryBuilder
+	if err := eqb.Build(pc.TypeMap(), nil, args); err != nil {
+		return nil, false, err
+	}
+	var b pgconn.Batch
+	b.ExecParams("BEGIN READ ONLY", nil, nil, nil, nil)
+	id, _ := identityFrom(ctx)
+	setup := id.statements()
+	for _, q := range setup {
+		b.ExecParams(q, nil, nil, nil, nil)
+	}
+	b.ExecParams(query, eqb.ParamValues, nil, eqb.ParamFormats, nil)
+	for _, q := range pgReadTail {
+		b.ExecParams(q, nil, nil, nil, nil)
+	}
+	qctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	mrr := pc.PgConn().ExecBatch(qctx, &b)
+	res, clean, err := p.readPipeline(mrr, 1+len(setup), lim, read, cancel)
+	if cerr := mrr.Close(); cerr != nil {
+		clean = false
+		if err == nil && (res == nil || !res.Truncated) {
+			res, err = nil, cerr
+		}
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	p.nameTypes(ctx, pc, res)
+	return res, clean, nil
+}
+
+// readPipeline reads the results of a read's pipeline; a result cut by a
+// limit cancels the rest of the statement in the database rather than
+// reading it to its end.
+func (p postgresDialect) readPipeline(mrr *pgconn.MultiResultReader, setup int, lim scanLimits, read *atomic.Int64, cancel func()) (*queryResult, bool, error) {
+	for range setup {
+		if !mrr.NextResult() {
+			return nil, false, nil // mrr.Close has the error
+		}
+		if _, err := mrr.ResultReader().Close(); err != nil {
+			return nil, false, err
+		}
+	}
+	if !mrr.NextResult() {
+		return nil, false, nil
+	}
+	rr := mrr.ResultReader()
+	res, err := p.encodeRows(rr, lim, read)
+	if err != nil || res.Truncated {
+		cancel()
+		rr.Close()
+		return res, false, err
+	}
+	if _, err := rr.Close(); err != nil {
+		return nil, false, err
+	}
+	for range pgReadTail {
+		if !mrr.NextResult() {
+			return res, false, nil
+		}
+		if _, err := mrr.ResultReader().Close(); err != nil {
+			return res, false, nil
+		}
+	}
+	return res, true, nil
+}
+
+// encodeRows reads the rows of rr (text format) into their JSON and text
+// forms, within lim.
+func (p postgresDialect) encodeRows(rr *pgconn.ResultReader, lim scanLimits, read *atomic.Int64) (*queryResult, error) {
+	fields := rr.FieldDescriptions()
+	res := &queryResult{Columns: make([]resultColumn, len(fields)), Rows: []json.RawMessage{}, Offset: lim.skip}
+	oids := make([]uint32, len(fields))
+	res.typeMods = make([]int32, len(fields))
+	for i, f := range fields {
+		res.Columns[i] = resultColumn{Name: f.Name}
+		oids[i] = f.DataTypeOID
+		res.typeMods[i] = f.TypeModifier
+	}
+	res.oids = oids
+	var arrays pgArrays
+	var buf []byte
+	size, skipped := 0, 0
+	for rr.NextRow() {
+		if read != nil {
+			read.Add(1)
+		}
+		if skipped < lim.skip {
+			skipped++
+			continue
+		}
+		if len(res.Rows) >= lim.maxRows {
+			res.Truncated = true
+			res.Notice = rowLimitNote(len(res.Rows), lim.requested, lim.serverMax)
+			break
+		}
+		vals := rr.Values()
+		raw := 0
+		for _, v := range vals {
+			raw += len(v)
+		}
+		if size+raw > lim.maxBytes {
+			res.Truncated = true
+			res.Notice = byteLimitNote(len(res.Rows), lim.maxBytes)
+			break
+		}
+		buf = buf[:0]
+		buf = append(buf, '[')
+		cells := make([]string, len(vals))
+		for i, v := range vals {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf, cells[i] = appendPGValue(buf, oids[i], v, &arrays)
+		}
+		buf = append(buf, ']')
+		if size+len(buf)+1 > lim.maxBytes {
+			res.Truncated = true
+			res.Notice = byteLimitNote(len(res.Rows), lim.maxBytes)
+			break
+		}
+		size += len(buf) + 1
+		res.Rows = append(res.Rows, json.RawMessage(append([]byte(nil), buf...)))
+		res.cells = append(res.cells, cells)
+	}
+	res.RowCount = len(res.Rows)
+	return res, nil
+}
+
+// PostgreSQL type OIDs the encoder knows.
+const (
+	oidBool        = 16
+	oidBytea       = 17
+	oidInt8        = 20
+	oidInt2        = 21
+	oidInt4        = 23
+	oidOID         = 26
+	oidJSON        = 114
+	oidFloat4      = 700
+	oidFloat8      = 701
+	oidDate        = 1082
+	oidTimestamp   = 1114
+	oidTimestamptz = 1184
+	oidNumeric     = 1700
+	oidJSONB       = 3802
+	oidDateArray   = 1182
+)
+
+// appendPGValue appends the JSON form of a value in PostgreSQL's text
+// format, of the type oid, to dst, and returns its text-table cell.
+func appendPGValue(dst []byte, oid uint32, v []byte, arrays *pgArrays) ([]byte, string) {
+	if v == nil {
+		return append(dst, "null"...), "NULL"
+	}
+	switch oid {
+	case oidBool:
+		if len(v) == 1 && v[0] == 't' {
+			return append(dst, "true"...), "true"
+		}
+		return append(dst, "false"...), "false"
+	case oidInt2, oidInt4, oidInt8, oidOID:
+		return append(dst, v...), string(v)
+	case oidFloat4, oidFloat8, oidNumeric:
+		s := string(v)
+		if isJSONNumber(v) {
+			return append(dst, v...), s
+		}
+		return appendJSONString(dst, s), s // NaN, Infinity
+	case oidJSON, oidJSONB:
+		if json.Valid(v) {
+			return append(dst, v...), cellText(json.RawMessage(v))
+		}
+		s := string(v)
+		return appendJSONString(dst, s), cellText(s)
+	case oidBytea:
+		if b, err := decodeBytea(v); err == nil {
+			bv := binaryValue{Base64: base64.StdEncoding.EncodeToString(b)}
+			dst = append(dst, `{"base64":"`...)
+			dst = append(dst, bv.Base64...)
+			return append(dst, `"}`...), byteaCell(b)
+		}
+	case oidTimestamptz, oidTimestamp:
+		s := timestampText(string(v), oid == oidTimestamptz)
+		return appendJSONString(dst, s), s
+	case oidDate:
+		s := string(v)
+		return appendJSONString(dst, s), s
+	}
+	if arrays.isArray(oid) {
+		val := arrays.decodeOID(oid, v)
+		if oid == oidDateArray {
+			val = dateValue(val)
+		}
+		if b, err := json.Marshal(val); err == nil {
+			return append(dst, b...), cellText(json.RawMessage(b))
+		}
+	}
+	s := string(v)
+	return appendJSONString(dst, s), cellText(s)
+}
+
+// isJSONNumber reports whether b is a number as JSON writes one.
+func isJSONNumber(b []byte) bool {
+	i := 0
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	if i >= len(b) {
+		return false
+	}
+	if b[i] == '0' {
+		i++
+	} else if b[i] >= '1' && b[i] <= '9' {
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	} else {
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		j := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == j {
+			return false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		j := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == j {
+			return false
+		}
+	}
+	return i == len(b)
+}
+
+// decodeBytea decodes bytea's hex text format (bytea_output = hex, set
+// for every read-only session).
+func decodeBytea(v []byte) ([]byte, error) {
+	if len(v) < 2 || v[0] != '\\' || v[1] != 'x' {
+		return nil, errors.New("not hex bytea")
+	}
+	out := make([]byte, hex.DecodedLen(len(v)-2))
+	_, err := hex.Decode(out, v[2:])
+	return out, err
+}
+
+// timestampText turns PostgreSQL's ISO timestamp text into RFC 3339, in
+// UTC for timestamptz; values it cannot read (infinity, BC) stay as they
+// are.
+func timestampText(s string, zoned bool) string {
+	if !zoned {
+		t, err := time.Parse("2006-01-02 15:04:05.999999999", s)
+		if err != nil {
+			return s
+		}
+		return t.Format(time.RFC3339Nano)
+	}
+	for _, layout := range []string{"2006-01-02 15:04:05.999999999Z07", "2006-01-02 15:04:05.999999999Z07:00", "2006-01-02 15:04:05.999999999Z07:00:00"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC().Format(time.RFC3339Nano)
+		}
+	}
+	return s
+}
+
+// appendJSONString appends s as a JSON string.
+func appendJSONString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < 0x80 {
+			continue
+		}
+		if c >= 0x80 {
+			// Multi-byte UTF-8 passes through, except U+2028 and U+2029,
+			// which some JavaScript readers take for line ends.
+			if c == 0xE2 && i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xA8 || s[i+2] == 0xA9) {
+				dst = append(dst, s[start:i]...)
+				dst = append(dst, `\u202`...)
+				dst = append(dst, "89"[s[i+2]-0xA8])
+				i += 2
+				start = i + 1
+			}
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			dst = append(dst, '\\', c)
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', "0123456789abcdef"[c>>4], "0123456789abcdef"[c&0xf])
+		}
+		start = i + 1
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// Type names of results are format_type's, as the schema shows them:
+// known ones from this table, others asked of the database once and kept.
+var pgTypeNames = map[uint32]string{
+	16: "boolean", 17: "bytea", 18: `"char"`, 19: "name", 20: "bigint", 21: "smallint", 23: "integer",
+	25: "text", 26: "oid", 114: "json", 142: "xml", 650: "cidr", 700: "real", 701: "double precision",
+	790: "money", 829: "macaddr", 869: "inet", 1042: "bpchar", 1043: "character varying", 1082: "date",
+	1083: "time without time zone", 1114: "timestamp without time zone", 1184: "timestamp with time zone",
+	1186: "interval", 1266: "time with time zone", 1700: "numeric", 2950: "uuid", 3802: "jsonb",
+	1000: "boolean[]", 1005: "smallint[]", 1007: "integer[]", 1016: "bigint[]", 1009: "text[]",
+	1015: "character varying[]", 1021: "real[]", 1022: "double precision[]", 1231: "numeric[]",
+	1182: "date[]", 1115: "timestamp without time zone[]", 1185: "timestamp with time zone[]",
+	2951: "uuid[]", 3807: "jsonb[]", 199: "json[]", 1001: "bytea[]",
+}
+
+// pgTypeCache keeps the type names asked of the database, by OID and
+// type modifier. It is bounded: past pgTypeCacheMax names, types not in
+// it are named by the database on every call.
+type pgTypeCache struct {
+	mu    sync.Mutex
+	names map[[2]int64]string
+}
+
+const pgTypeCacheMax = 4096
+
+// nameTypes fills in the type names of res's columns, asking pc for
+// those not known.
+func (p postgresDialect) nameTypes(ctx context.Context, pc *pgx.Conn, res *queryResult) {
+	if err := p.askTypes(ctx, pc, res); err != nil {
+		for i := range res.Columns {
+			if res.Columns[i].Type == "" {
+				res.Columns[i].Type = pgTypeNames[res.oids[i]]
+			}
+		}
+	}
+}
+
+// askTypes is nameTypes asking the database.
+func (p postgresDialect) askTypes(ctx context.Context, pc *pgx.Conn, res *queryResult) error {
+	var missing []int
+	p.types.mu.Lock()
+	for i := range res.Columns {
+		oid, mod := res.oids[i], res.typeMods[i]
+		if name, ok := pgTypeNames[oid]; ok && mod < 0 {
+			res.Columns[i].Type = name
+		} else if name, ok := p.types.names[[2]int64{int64(oid), int64(mod)}]; ok {
+			res.Columns[i].Type = name
+		} else {
+			missing = append(missing, i)
+		}
+	}
+	p.types.mu.Unlock()
+	if len(missing) == 0 {
+		return nil
+	}
+	pg := pc.PgConn()
+	if pg.IsClosed() || pg.IsBusy() {
+		// The connection is lost (a cut result): the names are left to a
+		// later call.
+		for _, i := range missing {
+			res.Columns[i].Type = pgTypeNames[res.oids[i]]
+		}
+		return nil
+	}
+	if pg.TxStatus() != 'I' {
+		if _, err := pg.Exec(ctx, "ROLLBACK").ReadAll(); err != nil {
+			return err
+		}
+	}
+	for _, i := range missing {
+		oid, mod := res.oids[i], res.typeMods[i]
+		var name string
+		rr := pg.ExecParams(ctx, "SELECT format_type($1::oid, $2::int4)",
+			[][]byte{[]byte(strconv.FormatUint(uint64(oid), 10)), []byte(strconv.FormatInt(int64(mod), 10))}, nil, nil, nil)
+		for rr.NextRow() {
+			name = string(rr.Values()[0])
+		}
+		if _, err := rr.Close(); err != nil {
+			return err
+		}
+		res.Columns[i].Type = name
+		p.types.mu.Lock()
+		if p.types.names == nil {
+			p.types.names = map[[2]int64]string{}
+		}
+		if len(p.types.names) < pgTypeCacheMax {
+			p.types.names[[2]int64{int64(oid), int64(mod)}] = name
+		}
+		p.types.mu.Unlock()
+	}
+	return nil
+}
+
+// isArray reports whether oid is an array type pgx's type map knows.
+func (a *pgArrays) isArray(oid uint32) bool {
+	if a.m == nil {
+		a.m = pgtype.NewMap()
+	}
+	t, ok := a.m.TypeForOID(oid)
+	if !ok {
+		return false
+	}
+	_, ok = t.Codec.(*pgtype.ArrayCodec)
+	return ok
+}
+
+// decodeOID decodes an array of type oid from its text form.
+func (a *pgArrays) decodeOID(oid uint32, v []byte) any {
+	t, _ := a.m.TypeForOID(oid)
+	out, err := t.Codec.DecodeValue(a.m, oid, pgtype.TextFormatCode, v)
+	if err != nil {
+		return string(v)
+	}
+	return jsonValue(out)
+}
+
+// byteaCell is a binary value's text-table cell.
+func byteaCell(b []byte) string {
+	return fmt.Sprintf("<%d bytes> \\x%s", len(b), hex.EncodeToString(b[:min(len(b), 16)]))
+}
+
+// pgOffsetQuery wraps a statement so that the database skips the rows a
+// cursor has read: the rows are not sent, nor read. The statement goes on
+// lines of its own, so that a trailing comment cannot swallow the
+// wrapping, and without its trailing semicolons.
+const pgOffsetPrefix = int32(len("SELECT * FROM (\n"))
+
+func pgOffsetQuery(query string, offset int) string {
+	q := strings.TrimRight(query, " \t\r\n;")
+	return "SELECT * FROM (\n" + q + "\n) AS mcpkit_page OFFSET " + strconv.Itoa(offset)
+}
+
+// isSyntaxError reports PostgreSQL's syntax_error.
+func isSyntaxError(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "42601"
+}
