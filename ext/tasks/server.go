@@ -199,9 +199,12 @@ func missing() error {
 	return protocol.MissingCapability(protocol.ClientCapabilities{Extensions: map[string]protocol.Object{ID: {}}})
 }
 
+// declared reports whether the request's client declared the extension
+// on it, in the modern era: the 2025-11-25 form of tasks is another, and a
+// legacy result cannot carry resultType task.
 func declared(r *server.Request) bool {
 	caps := r.ClientCapabilities()
-	if caps == nil {
+	if caps == nil || r.Legacy() {
 		return false
 	}
 	_, ok := caps.Extensions[ID]
