@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/mcpkit/mcpkit/client"
 	"github.com/mcpkit/mcpkit/ext/tasks"
 	"github.com/mcpkit/mcpkit/protocol"
+	"github.com/mcpkit/mcpkit/sqlserver"
 )
 
 // slowSQLite is a query SQLite works on for minutes (and returns one row).
@@ -185,5 +187,59 @@ func TestServeSQLQueryTaskPostgres(t *testing.T) {
 			t.Fatal("the statement of the cancelled task still runs in PostgreSQL")
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestServeSQLTaskSurvivesRestart: by default the task store is an SQLite
+// file named after the address and the databases, so a server restarted
+// on the same address finds a completed task and its rows again.
+func TestServeSQLTaskSurvivesRestart(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	dbPath := filepath.Join(t.TempDir(), "demo.db")
+	if err := sqlserver.EnsureDemo(dbPath); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	serve := func() (stop func()) {
+		sctx, scancel := context.WithCancel(ctx)
+		inv := start(sctx, terminal{}, "", "serve", "sql", "--addr", addr, "--db", dbPath, "--task-after", "100ms")
+		deadline := time.Now().Add(15 * time.Second)
+		for !servingURL.MatchString(inv.stderr.String()) {
+			if time.Now().After(deadline) {
+				scancel()
+				t.Fatalf("serve sql did not start: %s", inv.stderr.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if !strings.Contains(inv.stderr.String(), "kept in "+os.Getenv("XDG_CACHE_HOME")) {
+			t.Errorf("not the default task store: %s", inv.stderr.String())
+		}
+		return func() {
+			scancel()
+			if r := inv.wait(t); r.code != exitOK {
+				t.Errorf("serve sql ended with %d: %s", r.code, r.stderr)
+			}
+		}
+	}
+	url := "http://" + addr + "/mcp"
+	stop := serve()
+	s := tasksClient(t, ctx, url)
+	const counted = "with recursive c(x) as (select 1 union all select x + 1 from c where x < 3000000) select count(*) as n from c"
+	tk := startTask(t, ctx, s, map[string]any{"sql": counted})
+	done := waitTask(t, ctx, s, tk.TaskID, func(tk *tasks.Task) bool { return tk.Status.Terminal() })
+	s.Close()
+	stop()
+
+	stop = serve()
+	defer stop()
+	again, err := tasks.Get(ctx, tasksClient(t, ctx, url), tk.TaskID)
+	if err != nil || again.Status != tasks.Completed || string(again.Result) != string(done.Result) || !strings.Contains(string(again.Result), "3000000") {
+		t.Fatalf("after a restart: %+v %v; before: %+v", again, err, done)
 	}
 }

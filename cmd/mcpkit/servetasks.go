@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,7 +32,7 @@ const defaultTaskAfter = 3 * time.Second
 
 func (f *serveTasks) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.after, "task-after", defaultTaskAfter, "a query still running after `DURATION` becomes a task (io.modelcontextprotocol/tasks) for clients that declared the extension; 0 turns tasks off")
-	fs.StringVar(&f.store, "task-store", "", "keep task records in the SQLite file `PATH`, or \"memory\" (lost at exit); default: a file of the user cache directory (mcpkit/tasks/) named after the listen address and the databases, memory with --stdio")
+	fs.StringVar(&f.store, "task-store", "", "keep task records in the SQLite file `PATH`, or \"memory\" (lost at exit); default: a file of the user cache directory (mcpkit/tasks/) named after the listen address and the databases; memory with --stdio or on port 0")
 	fs.DurationVar(&f.ttl, "task-ttl", time.Hour, "keep a task and its rows for `DURATION` from its creation; one still running then is cancelled")
 }
 
@@ -73,28 +74,32 @@ func (f *serveTasks) open(addr string, useStdio bool, served []sqlserver.Options
 	if f.after == 0 {
 		return nil, "", func() {}, nil
 	}
-	path := f.store
-	if path == "" && !useStdio {
+	path, byDefault := f.store, false
+	if _, port, _ := net.SplitHostPort(addr); path == "" && !useStdio && port != "0" {
+		// A server on a port of its own: the same address and databases
+		// after a restart find the tasks again. (On port 0 the address
+		// changes at each start: tasks stay in memory.)
 		if path, err = taskStorePath(addr, served); err != nil {
 			return nil, "", nil, err
 		}
+		byDefault = true
 	}
 	var store tasks.Store
 	closeStore = func() {}
 	if path == "" || path == "memory" {
 		store, where = tasks.NewMemoryStore(), "in memory"
 	} else {
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			return nil, "", nil, fmt.Errorf("task store: %w", err)
-		}
-		st, err := tasks.OpenSQLite(path, nil)
-		if err != nil {
-			if strings.Contains(err.Error(), "locked") {
-				err = fmt.Errorf("%w (another server holds it: give this one its own --task-store)", err)
-			}
+		st, err := openTaskStore(path)
+		switch {
+		case err != nil && byDefault:
+			// Held by another server (of the same address, not
+			// listening yet): this one keeps its tasks in memory.
+			store, where = tasks.NewMemoryStore(), fmt.Sprintf("in memory (the default task store is unavailable: %v)", err)
+		case err != nil:
 			return nil, "", nil, err
+		default:
+			store, where, closeStore = st, "in "+path, func() { st.Close() }
 		}
-		store, where, closeStore = st, "in "+path, func() { st.Close() }
 	}
 	x = tasks.New(&tasks.Options{
 		Store: store, TTL: f.ttl, After: f.after,
@@ -106,7 +111,20 @@ func (f *serveTasks) open(addr string, useStdio bool, served []sqlserver.Options
 	return x, where, closeStore, nil
 }
 
-// install adds the extension to s.
+// openTaskStore opens the SQLite task store at path, creating its
+// directory.
+func openTaskStore(path string) (*tasks.SQLiteStore, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("task store: %w", err)
+	}
+	st, err := tasks.OpenSQLite(path, nil)
+	if err != nil && strings.Contains(err.Error(), "locked") {
+		err = fmt.Errorf("%w (another server holds it: give this one its own --task-store)", err)
+	}
+	return st, err
+}
+
+// installTasks adds the extension to s.
 func installTasks(s *server.Server, x *tasks.Extension) error {
 	if x == nil {
 		return nil
