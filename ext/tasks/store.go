@@ -11,7 +11,15 @@ import (
 // reads. A record is written before the CreateTaskResult that names it is
 // sent, and every change of status is written before it is reported.
 // MemoryStore keeps them in the process; SQLiteStore keeps them in a file,
-// across restarts.
+// across restarts. Implementations must be safe for concurrent use.
+//
+// A store shared by several processes (replicas) makes every task
+// readable from each of them; a task's handler, though, runs in the
+// process that created it, which alone resumes it on tasks/update and
+// stops it on tasks/cancel (another process only records the
+// cancellation). Marking the tasks of a dead process failed, as
+// SQLiteStore does when opened, is then the store's to decide per
+// process, not on every open.
 type Store interface {
 	// Create records a new task. It fails with ErrFull when the store
 	// holds as many unexpired tasks as it may.
