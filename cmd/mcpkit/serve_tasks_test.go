@@ -103,7 +103,7 @@ func TestServeSQLQueryTask(t *testing.T) {
 
 	// A query that ends after --task-after: the client polls the task to
 	// the result the synchronous call would have given.
-	const counted = "with recursive c(x) as (select 1 union all select x + 1 from c where x < 3000000) select count(*) as n from c"
+	const counted = "with recursive c(x) as (select 1 union all select x + 1 from c where x < 300000) select count(*) as n from c"
 	sync, err := client.New(protocol.Implementation{Name: "plain", Version: "1"}, nil).ConnectURL(ctx, url, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -208,7 +208,7 @@ func TestServeSQLTaskSurvivesRestart(t *testing.T) {
 	defer cancel()
 	serve := func() (stop func()) {
 		sctx, scancel := context.WithCancel(ctx)
-		inv := start(sctx, terminal{}, "", "serve", "sql", "--addr", addr, "--db", dbPath, "--task-after", "100ms")
+		inv := start(sctx, terminal{}, "", "serve", "sql", "--addr", addr, "--db", dbPath, "--task-after", "10ms", "--statement-timeout", "10m")
 		deadline := time.Now().Add(15 * time.Second)
 		for !servingURL.MatchString(inv.stderr.String()) {
 			if time.Now().After(deadline) {
@@ -230,7 +230,7 @@ func TestServeSQLTaskSurvivesRestart(t *testing.T) {
 	url := "http://" + addr + "/mcp"
 	stop := serve()
 	s := tasksClient(t, ctx, url)
-	const counted = "with recursive c(x) as (select 1 union all select x + 1 from c where x < 3000000) select count(*) as n from c"
+	const counted = "with recursive c(x) as (select 1 union all select x + 1 from c where x < 300000) select count(*) as n from c"
 	tk := startTask(t, ctx, s, map[string]any{"sql": counted})
 	done := waitTask(t, ctx, s, tk.TaskID, func(tk *tasks.Task) bool { return tk.Status.Terminal() })
 	s.Close()
@@ -239,7 +239,7 @@ func TestServeSQLTaskSurvivesRestart(t *testing.T) {
 	stop = serve()
 	defer stop()
 	again, err := tasks.Get(ctx, tasksClient(t, ctx, url), tk.TaskID)
-	if err != nil || again.Status != tasks.Completed || string(again.Result) != string(done.Result) || !strings.Contains(string(again.Result), "3000000") {
+	if err != nil || again.Status != tasks.Completed || string(again.Result) != string(done.Result) || !strings.Contains(string(again.Result), "300000") {
 		t.Fatalf("after a restart: %+v %v; before: %+v", again, err, done)
 	}
 }
