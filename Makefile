@@ -47,7 +47,9 @@ $(SUITE_DIR)/node_modules/.installed: $(SUITE_DIR)/package.json $(SUITE_DIR)/pac
 	cd $(SUITE_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-## conformance: run the official server suite and judge every scenario strictly.
+## conformance: run the official server suite and judge every scenario
+## strictly, against one process and against nginx in front of three
+## replicas sharing state in Redis (deploy/run).
 conformance: suite
 	MCPKIT_CONFORMANCE_BIN=$(SUITE_BIN) $(GO) test -count=1 -timeout 30m -run 'Conformance' -v ./conformance/
 

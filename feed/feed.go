@@ -2,7 +2,10 @@ package feed
 
 import (
 	"context"
+	"fmt"
+	"strconv"
 	"sync"
+	"time"
 )
 
 // EventKind is the kind of a change event.
@@ -30,6 +33,17 @@ type Event struct {
 	Kind EventKind
 	// URI is the updated resource, for ResourceUpdated.
 	URI string
+	// ID is the feed's name for the event, set by the feed on the events
+	// it delivers and returns (Publish ignores it): ids grow with
+	// publication order, compared byte by byte as strings, so that a
+	// reader that remembers the last id it saw can ask for the events
+	// after it (Feed.Since).
+	ID string
+	// Key, when set on Publish, names the change itself: a feed publishes
+	// one event per Key within its de-duplication window (a minute for
+	// MemoryFeed), so that replicas that each detect the same change (the
+	// same fingerprint of the same table, say) announce it once.
+	Key string
 	// Topic, Method and Params are a Notification's: what it is about,
 	// as the streams that want it subscribed to it, and the notification
 	// (Params an encoded JSON object, without _meta).
@@ -39,13 +53,15 @@ type Event struct {
 }
 
 // Feed carries change events from the server (or any replica) to the
-// subscriptions/listen streams. The in-memory feed serves one process; a
-// shared broker behind this interface serves many replicas.
+// subscriptions/listen streams and the legacy sessions' standalone
+// streams. The in-memory feed serves one process; a shared broker behind
+// this interface (package store/redis) serves many replicas.
 //
 // Subscribers are callbacks: a subscriber with a goroutine of its own
 // reads a channel made by Events.
 type Feed interface {
-	// Publish delivers e to every current subscriber.
+	// Publish delivers e to every current subscriber, once per e.Key
+	// when that is set.
 	Publish(ctx context.Context, e Event) error
 	// Subscribe calls deliver with every event published from now on,
 	// until ctx is done or deliver returns false. Calls are sequential and
@@ -54,13 +70,35 @@ type Feed interface {
 	// that ends the subscription itself says so with a last event of kind
 	// SubscriptionLost.
 	Subscribe(ctx context.Context, deliver func(Event) bool) error
+	// Since returns the events published after the one with the id after
+	// ("" for the oldest the feed keeps), oldest first, at most max of
+	// them. complete is false when the feed no longer keeps every event
+	// published after that one (it keeps a bounded number): the caller
+	// missed changes and must say so to whoever it serves.
+	Since(ctx context.Context, after string, max int) (events []Event, complete bool, err error)
+	// Last returns the id of the newest event published, or "" when there
+	// is none.
+	Last(ctx context.Context) (string, error)
 }
 
-// MemoryFeed is an in-process Feed.
+// MemoryFeed is an in-process Feed. It keeps the last 1,024 events for
+// Since, and the keys of the last minute's events (at most 4,096) for
+// de-duplication.
 type MemoryFeed struct {
-	mu   sync.Mutex
-	subs map[*memorySub]struct{}
+	mu     sync.Mutex
+	subs   map[*memorySub]struct{}
+	seq    uint64
+	recent []Event // the last keep events, oldest first
+	keys   map[string]time.Time
+	now    func() time.Time
 }
+
+// Bounds of a MemoryFeed.
+const (
+	memoryKeep        = 1024
+	memoryKeys        = 4096
+	memoryDedupWindow = time.Minute
+)
 
 type memorySub struct {
 	deliver func(Event) bool
@@ -68,13 +106,46 @@ type memorySub struct {
 
 // NewMemoryFeed returns a Feed that fans events out within this process.
 func NewMemoryFeed() *MemoryFeed {
-	return &MemoryFeed{subs: make(map[*memorySub]struct{})}
+	return &MemoryFeed{subs: make(map[*memorySub]struct{}), keys: make(map[string]time.Time), now: time.Now}
 }
 
-// Publish delivers e to every subscriber, in the calling goroutine.
+// MemoryID returns the id a MemoryFeed gives its n-th event (n from 1):
+// fixed-width hexadecimal, so that ids compare as their order.
+func MemoryID(n uint64) string { return fmt.Sprintf("%016x", n) }
+
+// Publish delivers e to every subscriber, in the calling goroutine. An
+// event whose Key was published within the last minute is dropped.
 func (f *MemoryFeed) Publish(ctx context.Context, e Event) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if e.Key != "" {
+		now := f.now()
+		if t, ok := f.keys[e.Key]; ok && now.Sub(t) < memoryDedupWindow {
+			return nil
+		}
+		if len(f.keys) >= memoryKeys {
+			for k, t := range f.keys {
+				if now.Sub(t) >= memoryDedupWindow {
+					delete(f.keys, k)
+				}
+			}
+			if len(f.keys) >= memoryKeys {
+				// Full of recent keys: forget one; at worst a change is
+				// announced twice.
+				for k := range f.keys {
+					delete(f.keys, k)
+					break
+				}
+			}
+		}
+		f.keys[e.Key] = now
+	}
+	f.seq++
+	e.ID = MemoryID(f.seq)
+	f.recent = append(f.recent, e)
+	if len(f.recent) > memoryKeep {
+		f.recent = append(f.recent[:0:0], f.recent[len(f.recent)-memoryKeep:]...)
+	}
 	for s := range f.subs {
 		if !s.deliver(e) {
 			delete(f.subs, s)
@@ -95,6 +166,41 @@ func (f *MemoryFeed) Subscribe(ctx context.Context, deliver func(Event) bool) er
 		f.mu.Unlock()
 	})
 	return nil
+}
+
+// Since returns the kept events after the one with the id after.
+func (f *MemoryFeed) Since(ctx context.Context, after string, max int) ([]Event, bool, error) {
+	var n uint64
+	if after != "" {
+		var err error
+		if n, err = strconv.ParseUint(after, 16, 64); err != nil {
+			return nil, false, fmt.Errorf("feed: malformed event id %q", after)
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	oldest := f.seq - uint64(len(f.recent)) + 1 // the first kept event's number
+	complete := n+1 >= oldest || f.seq == 0
+	var out []Event
+	for _, e := range f.recent {
+		if len(out) >= max {
+			break
+		}
+		if m, _ := strconv.ParseUint(e.ID, 16, 64); m > n {
+			out = append(out, e)
+		}
+	}
+	return out, complete, nil
+}
+
+// Last returns the id of the newest event.
+func (f *MemoryFeed) Last(ctx context.Context) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.seq == 0 {
+		return "", nil
+	}
+	return MemoryID(f.seq), nil
 }
 
 // Subscribers returns the number of current subscribers.

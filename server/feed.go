@@ -44,6 +44,14 @@ func (s *Server) publish(e Event) {
 	}
 }
 
+// Publish sends a change event to the server's feed: to the listeners of
+// every replica when the feed is shared. An event with a Key is announced
+// once per Key within the feed's de-duplication window, so that replicas
+// that each detect the same change (the same fingerprint of the same
+// table) announce it once; give a Key only to changes no later change
+// can repeat. A failure is logged.
+func (s *Server) Publish(e Event) { s.publish(e) }
+
 // NotifyToolsChanged tells listeners that the tool list changed (the
 // Add/Remove methods do this themselves).
 func (s *Server) NotifyToolsChanged() { s.publish(Event{Kind: ToolsListChanged}) }

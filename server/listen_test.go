@@ -147,6 +147,10 @@ func TestFeedEventsDropsSlowSubscriber(t *testing.T) {
 type droppingFeed struct{}
 
 func (droppingFeed) Publish(ctx context.Context, e Event) error { return nil }
+func (droppingFeed) Since(ctx context.Context, after string, max int) ([]Event, bool, error) {
+	return nil, true, nil
+}
+func (droppingFeed) Last(ctx context.Context) (string, error) { return "", nil }
 func (droppingFeed) Subscribe(ctx context.Context, deliver func(Event) bool) error {
 	go deliver(Event{Kind: SubscriptionLost})
 	return nil

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
@@ -293,7 +294,7 @@ func TestMRTRSharedKeyAcrossReplicas(t *testing.T) {
 	key := make([]byte, 32)
 	a, b := mrtrServer(t), mrtrServer(t)
 	for _, s := range []*Server{a, b} {
-		sl, err := newSealer(key, time.Minute)
+		sl, err := newSealer(key, nil, time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -304,6 +305,44 @@ func TestMRTRSharedKeyAcrossReplicas(t *testing.T) {
 		"inputResponses": map[string]any{"a": map[string]any{"action": "decline"}}})
 	if _, ok := r["inputRequests"].(map[string]any)["b"]; !ok {
 		t.Fatalf("replica b did not accept replica a's state: %v", r)
+	}
+}
+
+// TestMRTRKeyRotation: a replica rotated to a new key, with the old one
+// among PreviousStateKeys, accepts state sealed under the old key before
+// the rotation and seals under the new one; without the old key, the
+// state is refused.
+func TestMRTRKeyRotation(t *testing.T) {
+	oldKey, newKey := bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32)
+	a, b, c := mrtrServer(t), mrtrServer(t), mrtrServer(t)
+	for _, x := range []struct {
+		s        *Server
+		key      []byte
+		previous [][]byte
+	}{{a, oldKey, nil}, {b, newKey, [][]byte{oldKey}}, {c, newKey, nil}} {
+		sl, err := newSealer(x.key, x.previous, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x.s.sealer = sl
+	}
+	state := callTool(t, a, allCaps, map[string]any{"name": "two"})["requestState"]
+	retry := map[string]any{"name": "two", "requestState": state,
+		"inputResponses": map[string]any{"a": map[string]any{"action": "decline"}}}
+	r := callTool(t, b, allCaps, retry)
+	if _, ok := r["inputRequests"].(map[string]any)["b"]; !ok {
+		t.Fatalf("the rotated replica refused state sealed before the rotation: %v", r)
+	}
+	// b seals under the new key: c (new key only) opens it, a (old only) does not.
+	next := map[string]any{"name": "two", "requestState": r["requestState"],
+		"inputResponses": map[string]any{"b": map[string]any{"roots": []any{map[string]any{"uri": "file:///r"}}}}}
+	if got := callTool(t, c, allCaps, next); got["resultType"] == "input_required" {
+		t.Fatalf("state sealed after the rotation: %v", got)
+	}
+	wantError(t, do(t, a, protocol.MethodToolsCall, params(t, next, allCaps)), protocol.CodeInvalidParams)
+	wantError(t, do(t, c, protocol.MethodToolsCall, params(t, retry, allCaps)), protocol.CodeInvalidParams)
+	if _, err := newSealer(newKey, [][]byte{oldKey, oldKey, oldKey, oldKey, oldKey}, time.Minute); err == nil {
+		t.Error("five previous keys accepted")
 	}
 }
 

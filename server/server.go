@@ -41,6 +41,11 @@ type Options struct {
 	// Replicas serving the same clients must share it. When nil a random key
 	// is made, so state survives only within this process.
 	StateKey []byte
+	// PreviousStateKeys still open requestState and sealed tokens (never
+	// seal them), at most MaxPreviousStateKeys: to rotate the key, give
+	// every replica the new StateKey with the old one here, and drop the
+	// old one once StateTTL has passed; no state in flight is refused.
+	PreviousStateKeys [][]byte
 	// StateTTL bounds how long a requestState stays valid; 0 means 10 minutes.
 	StateTTL time.Duration
 
@@ -148,7 +153,7 @@ func New(info protocol.Implementation, opts *Options) *Server {
 	if ttl <= 0 {
 		ttl = 10 * time.Minute
 	}
-	sl, err := newSealer(key, ttl)
+	sl, err := newSealer(key, s.opts.PreviousStateKeys, ttl)
 	if err != nil {
 		panic("server: " + err.Error())
 	}

@@ -41,26 +41,46 @@ type statePayload struct {
 // nor alter it, and it is rejected once expired or when presented on
 // another request or by another principal.
 type sealer struct {
-	aead cipher.AEAD
+	aead cipher.AEAD   // seals, and opens first
+	old  []cipher.AEAD // open what was sealed before a rotation
 	ttl  time.Duration
 	now  func() time.Time
 }
 
+// MaxPreviousStateKeys bounds Options.PreviousStateKeys: a token that opens
+// under none of the keys costs one AES-GCM open per key.
+const MaxPreviousStateKeys = 4
+
 const stateVersion = "s1."
 
-func newSealer(key []byte, ttl time.Duration) (*sealer, error) {
+func newSealer(key []byte, previous [][]byte, ttl time.Duration) (*sealer, error) {
+	if len(previous) > MaxPreviousStateKeys {
+		return nil, errors.New("more than 4 PreviousStateKeys")
+	}
+	aead, err := newAEAD(key)
+	if err != nil {
+		return nil, err
+	}
+	s := &sealer{aead: aead, ttl: ttl, now: time.Now}
+	for _, k := range previous {
+		a, err := newAEAD(k)
+		if err != nil {
+			return nil, err
+		}
+		s.old = append(s.old, a)
+	}
+	return s, nil
+}
+
+func newAEAD(key []byte) (cipher.AEAD, error) {
 	if len(key) != 32 {
-		return nil, errors.New("StateKey must be 32 bytes")
+		return nil, errors.New("StateKey and PreviousStateKeys must be 32 bytes each")
 	}
 	block, err := aes.NewCipher(key)
 	if err != nil {
 		return nil, err
 	}
-	aead, err := cipher.NewGCM(block)
-	if err != nil {
-		return nil, err
-	}
-	return &sealer{aead: aead, ttl: ttl, now: time.Now}, nil
+	return cipher.NewGCM(block)
 }
 
 var stateAAD = []byte("mcpkit requestState v1")
@@ -122,6 +142,12 @@ func (s *sealer) unseal(token, version string, aad []byte) ([]byte, error) {
 	}
 	nonce, box := raw[:s.aead.NonceSize()], raw[s.aead.NonceSize():]
 	plain, err := s.aead.Open(nil, nonce, box, aad)
+	for _, a := range s.old {
+		if err == nil {
+			break
+		}
+		plain, err = a.Open(nil, nonce, box, aad)
+	}
 	if err != nil {
 		return nil, errStateMalformed
 	}

@@ -182,28 +182,21 @@ func (p postgresDialect) encodeRows(rr *pgconn.ResultReader, lim scanLimits, rea
 	res.oids = oids
 	var arrays pgArrays
 	var buf []byte
-	size, skipped := 0, 0
+	rb := rowBudget{lim: lim, read: read, res: res}
 	for rr.NextRow() {
-		if read != nil {
-			read.Add(1)
-		}
-		if skipped < lim.skip {
-			skipped++
-			continue
-		}
-		if len(res.Rows) >= lim.maxRows {
-			res.Truncated = true
-			res.Notice = rowLimitNote(len(res.Rows), lim.requested, lim.serverMax)
+		keep, stop := rb.admit()
+		if stop {
 			break
+		}
+		if !keep {
+			continue
 		}
 		vals := rr.Values()
 		raw := 0
 		for _, v := range vals {
 			raw += len(v)
 		}
-		if size+raw > lim.maxBytes {
-			res.Truncated = true
-			res.Notice = byteLimitNote(len(res.Rows), lim.maxBytes)
+		if !rb.fits(raw) {
 			break
 		}
 		buf = buf[:0]
@@ -216,12 +209,9 @@ func (p postgresDialect) encodeRows(rr *pgconn.ResultReader, lim scanLimits, rea
 			buf, cells[i] = appendPGValue(buf, oids[i], v, &arrays)
 		}
 		buf = append(buf, ']')
-		if size+len(buf)+1 > lim.maxBytes {
-			res.Truncated = true
-			res.Notice = byteLimitNote(len(res.Rows), lim.maxBytes)
+		if !rb.take(len(buf) + 1) {
 			break
 		}
-		size += len(buf) + 1
 		res.Rows = append(res.Rows, json.RawMessage(append([]byte(nil), buf...)))
 		res.cells = append(res.cells, cells)
 	}

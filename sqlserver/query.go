@@ -43,6 +43,55 @@ type scanLimits struct {
 	skip      int // rows to read past first (a cursor's offset)
 }
 
+// rowBudget applies scanLimits to the rows of one result as they are read:
+// it counts them into read (which may be nil), skips the cursor's offset,
+// and marks res truncated, with its notice, when a limit stops the scan.
+type rowBudget struct {
+	lim     scanLimits
+	read    *atomic.Int64
+	res     *queryResult
+	size    int // encoded bytes taken
+	skipped int
+}
+
+// admit accounts for one row read: keep is false for a row of the offset,
+// stop is true once the rows taken reach the limit.
+func (b *rowBudget) admit() (keep, stop bool) {
+	if b.read != nil {
+		b.read.Add(1)
+	}
+	if b.skipped < b.lim.skip {
+		b.skipped++
+		return false, false
+	}
+	if len(b.res.Rows) >= b.lim.maxRows {
+		b.res.Truncated = true
+		b.res.Notice = rowLimitNote(len(b.res.Rows), b.lim.requested, b.lim.serverMax)
+		return false, true
+	}
+	return true, false
+}
+
+// fits reports whether n more bytes stay within the byte limit, marking
+// the result truncated when they do not.
+func (b *rowBudget) fits(n int) bool {
+	if b.size+n > b.lim.maxBytes {
+		b.res.Truncated = true
+		b.res.Notice = byteLimitNote(len(b.res.Rows), b.lim.maxBytes)
+		return false
+	}
+	return true
+}
+
+// take counts n bytes of a row that is kept, if they fit.
+func (b *rowBudget) take(n int) bool {
+	if !b.fits(n) {
+		return false
+	}
+	b.size += n
+	return true
+}
+
 // progressEvery is how often a statement that runs long reports progress:
 // the time it has run and the rows read so far.
 const progressEvery = time.Second
@@ -76,28 +125,21 @@ func scanRows(ctx context.Context, q querier, query string, args []any, lim scan
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
-	size, skipped := 0, 0
+	rb := rowBudget{lim: lim, read: read, res: res}
 	for rows.Next() {
-		if read != nil {
-			read.Add(1)
-		}
-		if skipped < lim.skip {
-			skipped++
-			continue
-		}
-		if len(res.Rows) >= lim.maxRows {
-			res.Truncated = true
-			res.Notice = rowLimitNote(len(res.Rows), lim.requested, lim.serverMax)
+		keep, stop := rb.admit()
+		if stop {
 			break
+		}
+		if !keep {
+			continue
 		}
 		if err := rows.Scan(ptrs...); err != nil {
 			return nil, err
 		}
 		// The raw size bounds the encoded one from below: a row already
 		// over the cap is not encoded at all.
-		if size+rawSize(vals) > lim.maxBytes {
-			res.Truncated = true
-			res.Notice = byteLimitNote(len(res.Rows), lim.maxBytes)
+		if !rb.fits(rawSize(vals)) {
 			break
 		}
 		row := make([]any, len(vals))
@@ -108,12 +150,9 @@ func scanRows(ctx context.Context, q querier, query string, args []any, lim scan
 		if err != nil {
 			return nil, err
 		}
-		if size+len(b)+1 > lim.maxBytes {
-			res.Truncated = true
-			res.Notice = byteLimitNote(len(res.Rows), lim.maxBytes)
+		if !rb.take(len(b) + 1) {
 			break
 		}
-		size += len(b) + 1
 		res.Rows = append(res.Rows, b)
 		res.values = append(res.values, row)
 		cells := make([]string, len(row))

@@ -2,7 +2,9 @@ package sqlserver
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"time"
@@ -18,6 +20,11 @@ type snapshot struct {
 	// dataChanged reports that the database saw a commit since the last
 	// poll, whether or not a fingerprint shows where (SQLite data_version).
 	dataChanged bool
+	// printsUnique reports that no later change of a table repeats a pair
+	// of its fingerprints (before, after): PostgreSQL's row versions and
+	// statistics counters only grow, while SQLite's count and max(rowid)
+	// come back after a delete and a new insert.
+	printsUnique bool
 }
 
 // watcher polls one database for changes.
@@ -77,11 +84,21 @@ func (d *DB) apply(old, now *snapshot) {
 	}
 	dataChanged := false
 	var changed []string
+	// A table whose fingerprints say which change it saw is announced
+	// with that change as its Key, so that replicas that poll the same
+	// database and share a feed announce it once; other changes, which
+	// only this poll's timing pins down, are announced by every replica
+	// that sees them.
+	keys := map[string]string{}
 	for _, t := range now.tables {
 		if p, ok := old.prints[t.Name]; ok && p != now.prints[t.Name] {
-			updated = append(updated, d.tableURI(t.Name))
+			uri := d.tableURI(t.Name)
+			updated = append(updated, uri)
 			changed = append(changed, t.Name)
 			dataChanged = true
+			if now.printsUnique {
+				keys[uri] = changeKey(uri, p, now.prints[t.Name])
+			}
 		}
 	}
 	// A commit no fingerprint pins down (an UPDATE in SQLite, a view's
@@ -105,9 +122,16 @@ func (d *DB) apply(old, now *snapshot) {
 	}
 	d.eachServer(func(s *server.Server) {
 		for _, u := range updated {
-			s.NotifyResourceUpdated(u)
+			s.Publish(server.Event{Kind: server.ResourceUpdated, URI: u, Key: keys[u]})
 		}
 	})
+}
+
+// changeKey names the change of the resource uri from one fingerprint to
+// another, in a bounded size.
+func changeKey(uri, before, after string) string {
+	h := sha256.Sum256([]byte(uri + "\x00" + before + "\x00" + after))
+	return "sql-change:" + hex.EncodeToString(h[:16])
 }
 
 // sqliteWatcher polls PRAGMA data_version on a connection of its own (the
@@ -208,7 +232,7 @@ func (w *postgresWatcher) poll(ctx context.Context) (*snapshot, error) {
 	if w.started && current == w.snapshot {
 		return nil, nil
 	}
-	snap := &snapshot{prints: map[string]string{}}
+	snap := &snapshot{prints: map[string]string{}, printsUnique: true}
 	if snap.tables, err = p.listTables(ctx, q); err != nil {
 		return nil, err
 	}

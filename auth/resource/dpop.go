@@ -2,6 +2,7 @@ package resource
 
 import (
 	"container/heap"
+	"context"
 	"crypto"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -46,11 +47,26 @@ type DPoPChecker struct {
 	ReplayCachePerKey int
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// Replay, when set, remembers the proofs instead of this checker's
+	// own cache, so that replicas of a resource that share it refuse a
+	// proof any of them accepted (ReplayCacheSize and ReplayCachePerKey
+	// then do not apply: the shared cache forgets a proof when it expires,
+	// MaxAge+Leeway after its iat). A *redis.Store's OnceStore (package
+	// store/redis) is one. Its error refuses the proof with ErrBusy.
+	Replay ReplayCache
 
 	mu     sync.Mutex
 	seen   map[string]struct{} // key and jti of the live proofs
 	byKey  map[string]int      // live proofs per key
 	expiry replayHeap          // the live proofs, soonest to expire first
+}
+
+// ReplayCache remembers used one-time ids until they expire, for
+// DPoPChecker.Replay. Its method set is server.OnceStore's.
+type ReplayCache interface {
+	// Use records id as used until expires, reporting true the first time
+	// and false on every later one.
+	Use(ctx context.Context, id string, expires time.Time) (bool, error)
 }
 
 // replayEntry is a remembered proof.
@@ -154,6 +170,17 @@ func (d *DPoPChecker) Check(req *http.Request, token, jkt, htu string) error {
 	now := d.now()
 	if iat.Before(now.Add(-maxAge)) || iat.After(now.Add(leeway)) {
 		return invalidProof("iat out of the accepted window")
+	}
+	if d.Replay != nil {
+		// jkt is base64url: the space cannot be part of it.
+		fresh, err := d.Replay.Use(req.Context(), "dpop:"+jkt+" "+jti, iat.Add(maxAge+leeway))
+		switch {
+		case err != nil:
+			return fmt.Errorf("%w: the DPoP replay cache is unavailable; try again shortly", ErrBusy)
+		case !fresh:
+			return invalidProof("replayed proof")
+		}
+		return nil
 	}
 	return d.remember(jkt, jti, iat.Add(maxAge+leeway), now)
 }

@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -544,4 +545,44 @@ func TestProtectZitadel(t *testing.T) {
 			t.Errorf("replayed proof: %d %q", w.Code, wa)
 		}
 	})
+}
+
+// sharedReplay is a ReplayCache two checkers share, as replicas share one
+// in Redis.
+type sharedReplay struct {
+	mu   sync.Mutex
+	used map[string]bool
+	fail bool
+}
+
+func (s *sharedReplay) Use(ctx context.Context, id string, expires time.Time) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail {
+		return false, errors.New("unreachable")
+	}
+	if s.used[id] {
+		return false, nil
+	}
+	s.used[id] = true
+	return true, nil
+}
+
+// TestDPoPSharedReplayCache: a proof one replica accepted is refused as
+// replayed by another that shares the replay cache; a cache that fails
+// refuses proofs as busy.
+func TestDPoPSharedReplayCache(t *testing.T) {
+	shared := &sharedReplay{used: map[string]bool{}}
+	a, b := &DPoPChecker{Replay: shared}, &DPoPChecker{Replay: shared}
+	k := newDPoPKey(t)
+	proof := k.proof(t, "POST", testResource, "tok", time.Now())
+	if err := a.Check(request("POST", "DPoP", "tok", proof), "tok", k.jkt, testResource); err != nil {
+		t.Fatal(err)
+	}
+	wantInvalid(t, b.Check(request("POST", "DPoP", "tok", proof), "tok", k.jkt, testResource), ErrInvalidDPoPProof, "replayed", "")
+	shared.fail = true
+	err := b.Check(request("POST", "DPoP", "tok", k.proof(t, "POST", testResource, "tok", time.Now())), "tok", k.jkt, testResource)
+	if !errors.Is(err, ErrBusy) {
+		t.Errorf("with the cache failing: %v, want ErrBusy", err)
+	}
 }

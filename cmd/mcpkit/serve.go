@@ -17,6 +17,7 @@ import (
 	"github.com/mcpkit/mcpkit/protocol"
 	"github.com/mcpkit/mcpkit/server"
 	"github.com/mcpkit/mcpkit/sqlserver"
+	redisstore "github.com/mcpkit/mcpkit/store/redis"
 	"github.com/mcpkit/mcpkit/transport"
 	"github.com/mcpkit/mcpkit/transport/sse"
 	"github.com/mcpkit/mcpkit/transport/stdio"
@@ -66,7 +67,15 @@ at /.well-known/oauth-protected-resource/sse.
 It refuses a non-loopback --addr without --auth-issuer unless given
 --insecure-no-auth; with --auth-issuer there it needs --public-url and
 either --tls-cert/--tls-key (HTTPS, HTTP/2 on) or an https --public-url (a
-TLS-terminating proxy in front).`
+TLS-terminating proxy in front).
+
+Replicas behind a load balancer share their state with --store
+redis://HOST:PORT/DB: legacy sessions and their SSE streams, change
+notifications, single-use confirmations and the DPoP replay cache (see
+"Running many replicas" in the README). They must share the key that seals request state too:
+--state-key-file (64 hexadecimal digits, mode 600; further lines are previous
+keys, which still open state sealed before a rotation) or $MCPKIT_STATE_KEY.
+Each replica polls the database for changes itself.`
 
 func runServe(ctx context.Context, e *env, args []string) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
@@ -107,6 +116,8 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	privileged := fs.Bool("allow-privileged-role", false, "serve PostgreSQL even as a role that can do more than read (warns on every start)")
 	origins := listFlag{}
 	fs.Var(&origins, "allow-origin", "also accept browser requests from `ORIGIN` and turn CORS on for it, so that its pages can call the server (repeatable)")
+	storeURL := fs.String("store", "", "share state with other replicas in the Redis at `URL` (redis://HOST:PORT/DB); default: in memory")
+	keyFile := fs.String("state-key-file", "", "read the key that seals request state from `FILE` (64 hex digits; default $"+redisstore.StateKeyEnv+", else random)")
 	var sec serveSecurity
 	sec.register(fs)
 	var limits serveLimits
@@ -130,6 +141,8 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	switch {
 	case *useStdio && set["sse-path"]:
 		return usageError(e, "serve sql", "--sse-path is for HTTP; --stdio serves the process that started it")
+	case *useStdio && *storeURL != "":
+		return usageError(e, "serve sql", "--store is for replicas behind a load balancer (HTTP); --stdio serves the process that started it")
 	case *ssePath != "" && (!strings.HasPrefix(*ssePath, "/") || *ssePath == "/mcp" || strings.HasPrefix(*ssePath, "/.well-known/")):
 		return usageError(e, "serve sql", fmt.Sprintf("--sse-path %q is not a path of its own (one starting with /, not /mcp)", *ssePath))
 	}
@@ -203,11 +216,30 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		}
 		opened = append(opened, d)
 	}
-	core := server.New(protocol.Implementation{Name: "mcpkit-sql", Title: "mcpkit database server", Version: version()}, &server.Options{
+	coreOpts := &server.Options{
 		Instructions:                 "A SQL database. Read the schema resources (or describe_table), then answer questions with the query tool; the ask prompt builds a question for a model.",
 		Logger:                       logger,
 		MaxListenStreamsPerPrincipal: limits.listenStreams,
-	})
+	}
+	var streamOpts streamable.Options
+	if coreOpts.StateKey, coreOpts.PreviousStateKeys, err = redisstore.ReadStateKeys(*keyFile); err != nil {
+		return usageError(e, "serve sql", err.Error())
+	}
+	if *storeURL != "" {
+		if coreOpts.StateKey == nil {
+			return usageError(e, "serve sql", "--store needs the key replicas share: --state-key-file or $"+redisstore.StateKeyEnv)
+		}
+		st, err := redisstore.Open(ctx, *storeURL, nil)
+		if err != nil {
+			fmt.Fprintf(e.Stderr, "mcpkit serve sql: %v\n", err)
+			return exitUnreachable
+		}
+		defer st.Close()
+		st.Share(coreOpts)
+		st.ShareStreams(&streamOpts)
+		sec.replay = st.OnceStore()
+	}
+	core := server.New(protocol.Implementation{Name: "mcpkit-sql", Title: "mcpkit database server", Version: version()}, coreOpts)
 	sqlserver.RegisterAll(core, opened...)
 	defer core.Close()
 	tx, taskStore, closeTasks, err := tf.open(*addr, *useStdio, served, *maxBytes)
@@ -241,7 +273,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		return exitUnreachable
 	}
 	mux := http.NewServeMux()
-	endpoints := map[string]http.Handler{"/mcp": streamable.NewHandler(handler, &streamable.Options{Logger: logger, AllowedOrigins: origins})}
+	endpoints := map[string]http.Handler{"/mcp": streamable.NewHandler(handler, &streamable.Options{Logger: logger, AllowedOrigins: origins, Events: streamOpts.Events})}
 	if *ssePath != "" {
 		endpoints[*ssePath] = sse.NewHandler(handler, &sse.Options{Logger: logger, AllowedOrigins: origins,
 			MaxStreamsPerPrincipal: limits.sseStreams, MaxBufferedBytes: int64(limits.sseBuffered)})

@@ -23,6 +23,9 @@ import (
 // serveSecurity is what the security flags of `mcpkit serve sql` ask for:
 // OAuth protection of the endpoint (resource server) and TLS.
 type serveSecurity struct {
+	// replay, set with --store, is the DPoP replay cache replicas share.
+	replay resource.ReplayCache
+
 	issuer, introspectURL, clientID, clientSecret string
 	introspectCache                               time.Duration
 	introspectNoAud                               bool
@@ -244,10 +247,14 @@ func (s *serveSecurity) protect(mux *http.ServeMux, endpoints map[string]http.Ha
 			return err
 		}
 		var v resource.Verifier
+		var dpop *resource.DPoPChecker
+		if s.replay != nil {
+			dpop = &resource.DPoPChecker{Replay: s.replay}
+		}
 		if s.introspectURL != "" {
-			v = &resource.IntrospectionVerifier{Endpoint: s.introspectURL, ClientID: s.clientID, ClientSecret: s.clientSecret, Resource: res, Issuer: s.issuer, CacheTTL: s.introspectCache, AllowMissingAudience: s.introspectNoAud}
+			v = &resource.IntrospectionVerifier{Endpoint: s.introspectURL, ClientID: s.clientID, ClientSecret: s.clientSecret, Resource: res, Issuer: s.issuer, CacheTTL: s.introspectCache, AllowMissingAudience: s.introspectNoAud, DPoP: dpop}
 		} else {
-			v = &resource.JWTVerifier{Issuer: s.issuer, Resource: res}
+			v = &resource.JWTVerifier{Issuer: s.issuer, Resource: res, DPoP: dpop}
 		}
 		h, err := resource.New(endpoint, &resource.Options{
 			Resource: res, AuthorizationServers: []string{s.issuer}, Verifier: v,

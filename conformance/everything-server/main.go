@@ -20,6 +20,14 @@
 // introspection:
 //
 //	everything-server -auth-issuer http://127.0.0.1:9998 -auth-scope mcp:read
+//
+// With -store redis://HOST:PORT/DB, replicas behind a load balancer share
+// legacy sessions, SSE streams, the change feed and single-use states in
+// Redis (package store/redis); they share the key that seals requestState
+// too, from -state-key-file or $MCPKIT_STATE_KEY (64 hexadecimal digits).
+// See deploy/.
+//
+//	everything-server -addr 127.0.0.1:3002 -store redis://127.0.0.1:6379/0 -state-key-file key
 package main
 
 import (
@@ -42,6 +50,7 @@ import (
 	"github.com/mcpkit/mcpkit/conformance/everything"
 	"github.com/mcpkit/mcpkit/ext/tasks"
 	"github.com/mcpkit/mcpkit/server"
+	redisstore "github.com/mcpkit/mcpkit/store/redis"
 	"github.com/mcpkit/mcpkit/transport/sse"
 	"github.com/mcpkit/mcpkit/transport/stdio"
 	"github.com/mcpkit/mcpkit/transport/streamable"
@@ -64,6 +73,8 @@ func main() {
 		a.origins = append(a.origins, s)
 		return nil
 	})
+	storeURL := flag.String("store", "", "share state with other replicas in the Redis at `URL` (redis://HOST:PORT/DB); default: in memory")
+	keyFile := flag.String("state-key-file", "", "read the key that seals requestState from `FILE` (64 hex digits; default $"+redisstore.StateKeyEnv+", else random)")
 	flag.Parse()
 	if a.issuer == "" && (a.introspectURL != "" || a.clientID != "" || a.clientSecret != "" || len(a.scopes) > 0 || a.publicURL != "") {
 		fmt.Fprintln(os.Stderr, "everything-server: the -auth-* and -public-url flags need -auth-issuer")
@@ -76,7 +87,29 @@ func main() {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *addr, *useStdio, &a, logger); err != nil {
+	opts := &server.Options{Logger: logger}
+	var sopts streamable.Options
+	key, previous, err := redisstore.ReadStateKeys(*keyFile)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "everything-server:", err)
+		os.Exit(2)
+	}
+	opts.StateKey, opts.PreviousStateKeys = key, previous
+	if *storeURL != "" {
+		st, err := redisstore.Open(ctx, *storeURL, nil)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "everything-server:", err)
+			os.Exit(1)
+		}
+		defer st.Close()
+		if key == nil {
+			fmt.Fprintln(os.Stderr, "everything-server: -store needs the key replicas share: -state-key-file or $"+redisstore.StateKeyEnv)
+			os.Exit(2)
+		}
+		st.Share(opts)
+		st.ShareStreams(&sopts)
+	}
+	if err := run(ctx, *addr, *useStdio, &a, opts, &sopts, logger); err != nil {
 		fmt.Fprintln(os.Stderr, "everything-server:", err)
 		os.Exit(1)
 	}
@@ -141,10 +174,10 @@ func (a *authFlags) protect(mux *http.ServeMux, endpoints map[string]http.Handle
 	return nil
 }
 
-func run(ctx context.Context, addr string, useStdio bool, a *authFlags, logger *slog.Logger) error {
+func run(ctx context.Context, addr string, useStdio bool, a *authFlags, opts *server.Options, sopts *streamable.Options, logger *slog.Logger) error {
 	// Both eras: the server serves legacy clients (initialize) beside
 	// modern ones by default.
-	srv, tx := everything.NewWithTasks(&server.Options{Logger: logger}, &tasks.Options{Logger: logger})
+	srv, tx := everything.NewWithTasks(opts, &tasks.Options{Logger: logger})
 	defer srv.Close()
 	defer tx.Close() // first: it cancels the tasks still running
 	if useStdio {
@@ -156,7 +189,7 @@ func run(ctx context.Context, addr string, useStdio bool, a *authFlags, logger *
 		return err
 	}
 	err = a.protect(mux, map[string]http.Handler{
-		"/mcp": streamable.NewHandler(srv, &streamable.Options{Logger: logger, AllowedOrigins: a.origins}),
+		"/mcp": streamable.NewHandler(srv, &streamable.Options{Logger: logger, AllowedOrigins: a.origins, Events: sopts.Events}),
 		"/sse": sse.NewHandler(srv, &sse.Options{Logger: logger, AllowedOrigins: a.origins}),
 	}, ln)
 	if err != nil {

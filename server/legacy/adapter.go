@@ -58,13 +58,25 @@ type Options struct {
 	// it. 0 means 100,000.
 	MaxSessions int
 	// QueueSize bounds the messages a session holds for its standalone
-	// stream while no client reads them; the oldest are dropped beyond it.
-	// 0 means 256.
+	// stream while no client reads them, in the default store (a Store of
+	// your own has its own bound); the oldest are dropped beyond it. 0
+	// means 256.
 	QueueSize int
 
-	// Store keeps session records, for replicas that share sessions; the
-	// default is an in-process store.
+	// Store keeps the sessions' records, outboxes and elicitationIds: the
+	// truth every replica serving the same sessions reads. The default is
+	// an in-process MemoryStore; replicas share one (store/redis).
 	Store SessionStore
+	// Bus carries clients' answers, cancellations and sessions' ends to
+	// the replica they concern; replicas that share a Store share a Bus.
+	// The default serves one process.
+	Bus Bus
+	// Replica names this replica on the Bus; the default is random. With
+	// a Bus, the ids of the requests the replica sends clients carry it
+	// ("mcpkit-<replica>-<n>"), so that no two replicas' ids collide and an
+	// answer reaching another replica finds the one waiting for it;
+	// without, they are "mcpkit-<n>".
+	Replica string
 
 	// Logger receives diagnostics; the default discards them.
 	Logger *slog.Logger
@@ -81,19 +93,23 @@ type Options struct {
 // transport.Handler; server.New makes one for every Server, so that a
 // Server serves both eras by itself.
 type Adapter struct {
-	core   Core
-	opts   Options
-	store  SessionStore
-	logger *slog.Logger
+	core    Core
+	opts    Options
+	store   SessionStore
+	bus     Bus
+	replica string // this replica's name on the bus
+	logger  *slog.Logger
 
 	mu       sync.Mutex
 	sessions map[string]*Session
 	closed   bool
 
-	// elicitations maps the elicitationIds of URL elicitations to the
-	// sessions that were sent them.
-	elicitMu     sync.Mutex
-	elicitations map[string][]*Session
+	// catchUps are the sessions whose outbox the feed follower is to
+	// bring up to date (a reader attached, the feed came back); kick wakes
+	// it for them.
+	catchMu  sync.Mutex
+	catchUps map[*Session]bool
+	kick     chan struct{}
 
 	stop     context.CancelFunc
 	bg       sync.WaitGroup // the background goroutines
@@ -108,9 +124,16 @@ var (
 
 // New returns an Adapter serving core in both eras.
 func New(core Core, opts *Options) *Adapter {
-	a := &Adapter{core: core, sessions: map[string]*Session{}, elicitations: map[string][]*Session{}}
+	a := &Adapter{core: core, sessions: map[string]*Session{}, catchUps: map[*Session]bool{}, kick: make(chan struct{}, 1)}
 	if opts != nil {
 		a.opts = *opts
+	}
+	a.replica = a.opts.Replica
+	if a.replica == "" && a.opts.Bus != nil {
+		a.replica = newReplicaID()
+	}
+	if a.replica != "" && !validReplica(a.replica) {
+		panic("legacy: Options.Replica must be 1 to 64 letters, digits, '_' or '.'")
 	}
 	if a.opts.Versions == nil {
 		a.opts.Versions = protocol.LegacyVersions
@@ -136,10 +159,22 @@ func New(core Core, opts *Options) *Adapter {
 	}
 	a.store = a.opts.Store
 	if a.store == nil {
-		a.store = NewMemoryStore()
+		a.store = &MemoryStore{MaxOutbox: a.opts.QueueSize, recs: map[string]*memRecord{}, elicit: map[string][]string{}, now: time.Now}
+	}
+	a.bus = a.opts.Bus
+	if a.bus == nil {
+		a.bus = NewMemoryBus()
 	}
 	return a
 }
+
+// Replica returns this adapter's name among the replicas sharing its
+// Bus ("" without a Bus): the ids of the requests it sends clients carry
+// it, so that their answers find it.
+func (a *Adapter) Replica() string { return a.replica }
+
+// Store returns the session store the adapter reads.
+func (a *Adapter) Store() SessionStore { return a.store }
 
 // Serve answers a request of either era, as its transport classified it
 // (req.Kind): initialize opens a session (the result is a
@@ -181,7 +216,7 @@ func (a *Adapter) Receive(ctx context.Context, msg *jsonrpc.Message, sess transp
 		s.handleResponse(msg)
 		return
 	}
-	s.handleNotification(msg)
+	s.handleNotification(ctx, msg)
 }
 
 // Legacy returns the adapter, or nil when the legacy era is off. It

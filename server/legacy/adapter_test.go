@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mcpkit/mcpkit/internal/leakcheck"
@@ -270,28 +271,35 @@ func TestListeningSessionDoesNotExpire(t *testing.T) {
 }
 
 func TestBusySessionDoesNotExpire(t *testing.T) {
-	const idle = 40 * time.Millisecond
-	a, core := newAdapter(t, &legacy.Options{IdleTimeout: idle})
-	s := open(t, a, `{}`, true)
-	res := call(context.Background(), s, req(t, "1", "tools/call", `{"name":"block"}`), newRecorder())
-	<-core.started
-	time.Sleep(8 * idle) // many sweeps
-	select {
-	case <-s.Done():
-		t.Fatal("a session with a request in flight was expired")
-	default:
-	}
-	if n := a.Sessions(); n != 1 {
-		t.Fatalf("Sessions() = %d while a request is in flight", n)
-	}
-	core.release <- struct{}{}
-	wantWire(t, await(t, res), `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"released"}]}}`)
-	// Idle again, it now expires.
-	select {
-	case <-s.Done():
-	case <-time.After(5 * time.Second):
-		t.Fatal("the session did not expire once idle")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		const idle = 40 * time.Millisecond
+		core := newTiny(t)
+		a := legacy.New(core.Server, &legacy.Options{IdleTimeout: idle})
+		defer a.Close()
+		s := open(t, a, `{}`, true)
+		res := call(context.Background(), s, req(t, "1", "tools/call", `{"name":"block"}`), newRecorder())
+		<-core.started
+		time.Sleep(8 * idle) // many sweeps
+		synctest.Wait()
+		select {
+		case <-s.Done():
+			t.Fatal("a session with a request in flight was expired")
+		default:
+		}
+		if n := a.Sessions(); n != 1 {
+			t.Fatalf("Sessions() = %d while a request is in flight", n)
+		}
+		core.release <- struct{}{}
+		wantWire(t, <-res, `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"released"}]}}`)
+		// Idle again, it now expires.
+		time.Sleep(2 * idle)
+		synctest.Wait()
+		select {
+		case <-s.Done():
+		default:
+			t.Fatal("the session did not expire once idle")
+		}
+	})
 }
 
 func TestCloseEndsSessionsAndBackground(t *testing.T) {

@@ -19,20 +19,48 @@ import (
 // flakyFeed is a change feed that refuses the first fail subscriptions
 // and can drop its subscribers, as a broker whose connection breaks does.
 type flakyFeed struct {
-	mu       sync.Mutex
-	fail     int
-	attempts []time.Time
-	subs     []func(feed.Event) bool
+	mu         sync.Mutex
+	fail       int
+	attempts   []time.Time
+	subs       []func(feed.Event) bool
+	log        *feed.MemoryFeed // numbers and keeps the events
+	lostBefore string           // Since reports the events up to this one lost
 }
 
 func (f *flakyFeed) Publish(ctx context.Context, e feed.Event) error {
 	f.mu.Lock()
+	if f.log == nil {
+		f.log = feed.NewMemoryFeed()
+	}
+	_ = f.log.Publish(ctx, e)
+	e.ID, _ = f.log.Last(ctx)
 	subs := f.subs
 	f.mu.Unlock()
 	for _, d := range subs {
 		d(e)
 	}
 	return nil
+}
+
+func (f *flakyFeed) Since(ctx context.Context, after string, max int) ([]feed.Event, bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.log == nil {
+		return nil, true, nil
+	}
+	if after < f.lostBefore {
+		return nil, false, nil
+	}
+	return f.log.Since(ctx, after, max)
+}
+
+func (f *flakyFeed) Last(ctx context.Context) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.log == nil {
+		return "", nil
+	}
+	return f.log.Last(ctx)
 }
 
 func (f *flakyFeed) Subscribe(ctx context.Context, deliver func(feed.Event) bool) error {
@@ -45,6 +73,14 @@ func (f *flakyFeed) Subscribe(ctx context.Context, deliver func(feed.Event) bool
 	}
 	f.subs = append(f.subs, deliver)
 	return nil
+}
+
+// forget makes the feed drop the events it kept, as a bounded log does
+// when a reader falls too far behind.
+func (f *flakyFeed) forget() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.lostBefore, _ = f.log.Last(context.Background())
 }
 
 // drop ends every subscription, telling each with SubscriptionLost.
@@ -90,14 +126,17 @@ func TestSweepWithoutFeed(t *testing.T) {
 }
 
 // TestFeedRetriedWithBackoff: a refused subscription is tried again,
-// waiting twice as long each time; once subscribed the sessions are told
-// that anything may have changed.
+// waiting twice as long each time; once subscribed, a session whose client
+// follows its standalone stream gets what changed meanwhile, once.
 func TestFeedRetriedWithBackoff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := &flakyFeed{fail: 3}
-		a := legacy.New(flakyCore(f), nil)
+		core := flakyCore(f)
+		a := legacy.New(core, nil)
 		defer a.Close()
 		s := open(t, a, `{}`, true)
+		got := follow(t, s)
+		core.NotifyToolsChanged() // while no subscription is up
 		time.Sleep(time.Second)
 		synctest.Wait()
 		tries := f.tries()
@@ -109,41 +148,87 @@ func TestFeedRetriedWithBackoff(t *testing.T) {
 				t.Errorf("wait before attempt %d = %v, want %v", i+2, got, want)
 			}
 		}
-		if n := legacy.QueueLen(s); n != 3 {
-			t.Fatalf("queued after subscribing again: %d messages, want the three list changes", n)
+		if want := []string{`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`}; strings.Join(got(), "\n") != strings.Join(want, "\n") {
+			t.Fatalf("delivered %q, want %q", got(), want)
 		}
 	})
 }
 
-// TestFeedLostReported: when the feed drops the subscription, the adapter
-// subscribes again and tells every session that its lists and the
-// resources it subscribed to may have changed.
-func TestFeedLostReported(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		f := &flakyFeed{}
-		core := flakyCore(f)
-		a := legacy.New(core, nil)
-		defer a.Close()
-		s := open(t, a, `{}`, true)
-		if r := s.Handle(context.Background(), req(t, "1", "resources/subscribe", `{"uri":"`+tinyURI+`"}`), nil); r.Error != nil {
-			t.Fatal(r.Error)
+// follow reads s's standalone stream on a goroutine, as a transport's
+// GET does, until the test ends; got returns what was read so far.
+func follow(t *testing.T, s *legacy.Session) (got func() []string) {
+	t.Helper()
+	var mu sync.Mutex
+	var msgs []string
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			m, err := s.Next(ctx)
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			msgs = append(msgs, string(m))
+			mu.Unlock()
 		}
-		synctest.Wait()
-		f.drop()
-		synctest.Wait()
-		if n := legacy.QueueLen(s); n != 4 {
-			t.Fatalf("queued after the subscription was lost: %d, want 3 list changes and 1 update", n)
-		}
-		if last := legacy.LastQueued(s); !strings.Contains(last, "notifications/resources/updated") || !strings.Contains(last, tinyURI) {
-			t.Errorf("last queued %s", last)
-		}
-		// Changes flow again.
-		core.NotifyToolsChanged()
-		synctest.Wait()
-		if last := legacy.LastQueued(s); !strings.Contains(last, "notifications/tools/list_changed") {
-			t.Errorf("after resubscribing, last queued %s", last)
-		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
 	})
+	synctest.Wait()
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), msgs...)
+	}
+}
+
+// TestFeedLostCaughtUp: when the feed drops the subscription, the adapter
+// subscribes again and an attached session gets, once each, the changes it
+// has not seen; when the feed no longer keeps them, the session is told
+// that its lists and the resources it subscribed to may have changed.
+func TestFeedLostCaughtUp(t *testing.T) {
+	const (
+		tools   = `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`
+		prompts = `{"jsonrpc":"2.0","method":"notifications/prompts/list_changed"}`
+		res     = `{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}`
+		updated = `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"tiny://a"}}`
+	)
+	for _, kept := range []bool{true, false} {
+		t.Run(map[bool]string{true: "kept", false: "lost"}[kept], func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := &flakyFeed{}
+				core := flakyCore(f)
+				a := legacy.New(core, nil)
+				defer a.Close()
+				s := open(t, a, `{}`, true)
+				if r := s.Handle(context.Background(), req(t, "1", "resources/subscribe", `{"uri":"`+tinyURI+`"}`), nil); r.Error != nil {
+					t.Fatal(r.Error)
+				}
+				got := follow(t, s)
+				core.NotifyToolsChanged()
+				synctest.Wait()
+				f.drop()
+				core.NotifyResourceUpdated(tinyURI) // while the adapter subscribes again
+				if !kept {
+					f.forget()
+				}
+				synctest.Wait()
+				core.NotifyPromptsChanged() // changes flow again
+				synctest.Wait()
+				want := []string{tools, updated, prompts}
+				if !kept {
+					want = []string{tools, tools, prompts, res, updated, prompts}
+				}
+				if strings.Join(got(), "\n") != strings.Join(want, "\n") {
+					t.Errorf("delivered\n%s\nwant\n%s", strings.Join(got(), "\n"), strings.Join(want, "\n"))
+				}
+			})
+		})
+	}
 }
 
 // TestBusySessionWhoseClientLeftExpires: a request whose client went away

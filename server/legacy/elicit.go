@@ -2,6 +2,7 @@ package legacy
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 
@@ -10,76 +11,18 @@ import (
 	"github.com/mcpkit/mcpkit/transport"
 )
 
-// maxElicitations bounds the elicitationIds a session remembers; the
-// oldest is forgotten beyond it.
-const maxElicitations = 64
-
 // ErrUnknownElicitation is returned by ElicitationComplete for an
-// elicitationId no open session of this replica was sent, or was sent and
-// told of its completion already.
+// elicitationId no open session was sent, or was sent and told of its
+// completion already.
 var ErrUnknownElicitation = errors.New("legacy: no session awaits the completion of this elicitation")
 
-// rememberElicitation records that s was sent a URL elicitation with id.
-func (a *Adapter) rememberElicitation(s *Session, id string) {
-	a.elicitMu.Lock()
-	defer a.elicitMu.Unlock()
-	select {
-	case <-s.done:
-		return // ended: remove has forgotten its ids, or is about to
-	default:
+// rememberElicitation records in the store that s was sent a URL
+// elicitation with id.
+func (a *Adapter) rememberElicitation(ctx context.Context, s *Session, id string) error {
+	if err := a.store.AddElicitation(ctx, s.id, id); err != nil {
+		return storeError(err)
 	}
-	for _, known := range s.elicitations {
-		if known == id {
-			return
-		}
-	}
-	if len(s.elicitations) >= maxElicitations {
-		a.dropElicitationLocked(s.elicitations[0], s)
-		s.elicitations = s.elicitations[1:]
-	}
-	s.elicitations = append(s.elicitations, id)
-	a.elicitations[id] = append(a.elicitations[id], s)
-}
-
-// dropElicitationLocked forgets that s was sent id, in the adapter's map.
-func (a *Adapter) dropElicitationLocked(id string, s *Session) {
-	list := a.elicitations[id]
-	for i, x := range list {
-		if x == s {
-			list = append(list[:i:i], list[i+1:]...)
-			break
-		}
-	}
-	if len(list) == 0 {
-		delete(a.elicitations, id)
-	} else {
-		a.elicitations[id] = list
-	}
-}
-
-// forgetElicitation forgets that s was sent id, reporting whether it was.
-func (a *Adapter) forgetElicitation(s *Session, id string) bool {
-	a.elicitMu.Lock()
-	defer a.elicitMu.Unlock()
-	for i, known := range s.elicitations {
-		if known == id {
-			s.elicitations = append(s.elicitations[:i:i], s.elicitations[i+1:]...)
-			a.dropElicitationLocked(id, s)
-			return true
-		}
-	}
-	return false
-}
-
-func (s *Session) sentElicitation(id string) bool {
-	s.a.elicitMu.Lock()
-	defer s.a.elicitMu.Unlock()
-	for _, known := range s.elicitations {
-		if known == id {
-			return true
-		}
-	}
-	return false
+	return nil
 }
 
 func elicitationComplete(id string) []byte {
@@ -89,31 +32,28 @@ func elicitationComplete(id string) []byte {
 
 // ElicitationComplete tells the clients that were sent a URL elicitation
 // with the elicitationId id (revision 2025-11-25) that its out-of-band
-// interaction has completed: each session that was sent it gets
-// notifications/elicitation/complete on its standalone stream and forgets
-// id. Only the elicitationIds handlers set (protocol.ElicitParams) are
-// remembered, up to 64 per session, on the replica that sent them. It
-// returns ErrUnknownElicitation when no session awaits id: as for every
-// elicitation of the modern era, which has no completion notification.
+// interaction has completed: each session that was sent it, on whichever
+// replica, gets notifications/elicitation/complete on its standalone
+// stream and forgets id. Only the elicitationIds handlers set
+// (protocol.ElicitParams) are remembered, in the session store, up to 64
+// per session. It returns ErrUnknownElicitation when no session awaits
+// id: as for every elicitation of the modern era, which has no completion
+// notification.
 func (a *Adapter) ElicitationComplete(id string) error {
-	a.elicitMu.Lock()
-	sessions := a.elicitations[id]
-	delete(a.elicitations, id)
-	for _, s := range sessions {
-		for i, known := range s.elicitations {
-			if known == id {
-				s.elicitations = append(s.elicitations[:i:i], s.elicitations[i+1:]...)
-				break
-			}
-		}
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	sessions, err := a.store.TakeElicitation(ctx, id)
+	if err != nil {
+		return storeError(err)
 	}
-	a.elicitMu.Unlock()
 	if len(sessions) == 0 {
 		return ErrUnknownElicitation
 	}
 	msg := elicitationComplete(id)
-	for _, s := range sessions {
-		s.enqueue(msg)
+	for _, sid := range sessions {
+		if err := a.push(ctx, sid, msg); err != nil {
+			a.logger.Warn("legacy: queueing notifications/elicitation/complete", "session", sid, "err", err)
+		}
 	}
 	return nil
 }
@@ -125,16 +65,26 @@ func (a *Adapter) ElicitationComplete(id string) error {
 // a URL elicitation with id (or was told of its completion already), and
 // n's error when sending fails, in which case id is not forgotten.
 func (s *Session) ElicitationComplete(id string, n transport.Notifier) error {
-	if !s.sentElicitation(id) {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	sent, err := s.a.store.HasElicitation(ctx, s.id, id)
+	if err != nil {
+		return storeError(err)
+	}
+	if !sent {
 		return ErrUnknownElicitation
 	}
 	msg := elicitationComplete(id)
 	if n == nil {
-		s.enqueue(msg)
+		if err := s.a.push(ctx, s.id, msg); err != nil {
+			return storeError(err)
+		}
 	} else if err := n.Notify(msg); err != nil {
 		return err
 	}
-	s.a.forgetElicitation(s, id)
+	if _, err := s.a.store.ForgetElicitation(ctx, s.id, id); err != nil {
+		s.a.logger.Warn("legacy: forgetting an elicitationId", "session", s.id, "err", err)
+	}
 	return nil
 }
 

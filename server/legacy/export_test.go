@@ -7,22 +7,28 @@ import (
 	"github.com/mcpkit/mcpkit/transport"
 )
 
-// QueueLen returns how many messages s holds for its standalone stream, so
-// that tests can wait for the change feed without consuming the queue.
+// QueueLen returns how many messages s's outbox holds in a MemoryStore
+// (-1 for another store).
 func QueueLen(s *Session) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.queue)
+	m, ok := s.a.store.(*MemoryStore)
+	if !ok {
+		return -1
+	}
+	return len(m.Outbox(s.id))
 }
 
-// LastQueued returns the newest message queued on s ("" for none).
+// LastQueued returns the newest message of s's outbox in a MemoryStore
+// ("" for none).
 func LastQueued(s *Session) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.queue) == 0 {
+	m, _ := s.a.store.(*MemoryStore)
+	if m == nil {
 		return ""
 	}
-	return string(s.queue[len(s.queue)-1])
+	out := m.Outbox(s.id)
+	if len(out) == 0 {
+		return ""
+	}
+	return string(out[len(out)-1])
 }
 
 // Subscribed reports whether s subscribed to uri.

@@ -58,10 +58,15 @@ func (a *Adapter) initialize(ctx context.Context, req *transport.Request) (proto
 	}
 	s := a.newSession(version, caps, p.ClientInfo)
 	s.principal = a.principal(ctx)
-	if err := a.add(s); err != nil {
+	// The record first: another replica may get the client's next request.
+	if err := a.store.Create(ctx, s.record(), a.opts.IdleTimeout); err != nil {
+		a.logger.Warn("legacy: storing a new session", "err", err)
+		return nil, storeError(err)
+	}
+	if _, err := a.add(s); err != nil {
+		a.forget(s.id)
 		return nil, err
 	}
-	s.save()
 	a.startBG.Do(a.background)
 	res := &initializeResult{ProtocolVersion: version, Capabilities: s.rev.serverCapabilities(a.core.Capabilities()), ServerInfo: s.rev.implementation(a.core.Info()), Instructions: a.core.Instructions()}
 	return &transport.Opened{Result: res, Session: s}, nil

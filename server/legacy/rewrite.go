@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -57,7 +56,7 @@ func (s *Session) serveCore(ctx context.Context, req *transport.Request) (protoc
 		got := make(map[string]json.RawMessage, len(keys))
 		for _, k := range keys {
 			in := ir.InputRequests[k]
-			params, err := s.inputParams(in)
+			params, err := s.inputParams(ctx, in)
 			if err != nil {
 				return nil, legacyError(err)
 			}
@@ -83,14 +82,14 @@ type coreCall struct {
 // a 2025-11-25 client that declared url mode, with an elicitationId (made
 // up when the handler gave none); the session remembers the handler's, for
 // ElicitationComplete.
-func (s *Session) inputParams(in *protocol.InputRequest) (json.RawMessage, error) {
+func (s *Session) inputParams(ctx context.Context, in *protocol.InputRequest) (json.RawMessage, error) {
 	switch in.Method {
 	case protocol.MethodElicit:
 		p, err := typedParams[protocol.ElicitParams](in.Params)
 		if err != nil {
 			return nil, err
 		}
-		return s.elicitParams(p)
+		return s.elicitParams(ctx, p)
 	case protocol.MethodCreateMessage:
 		if s.rev.since2025_11_25 {
 			break
@@ -110,7 +109,7 @@ func (s *Session) inputParams(in *protocol.InputRequest) (json.RawMessage, error
 	return encodeParams(in.Method, in.Params)
 }
 
-func (s *Session) elicitParams(p *protocol.ElicitParams) (json.RawMessage, error) {
+func (s *Session) elicitParams(ctx context.Context, p *protocol.ElicitParams) (json.RawMessage, error) {
 	caps := s.caps.Elicitation
 	if !s.rev.since2025_06_18 || caps == nil {
 		return nil, protocol.MissingCapability(protocol.ClientCapabilities{Elicitation: &protocol.ElicitationCapability{}})
@@ -122,8 +121,8 @@ func (s *Session) elicitParams(p *protocol.ElicitParams) (json.RawMessage, error
 		id := p.ElicitationID
 		if id == "" {
 			id = rand.Text()
-		} else {
-			s.a.rememberElicitation(s, id)
+		} else if err := s.a.rememberElicitation(ctx, s, id); err != nil {
+			return nil, err
 		}
 		return encodeParams(protocol.MethodElicit, &protocol.ElicitParams{Mode: p.Mode, Message: p.Message, URL: p.URL, ElicitationID: id})
 	}
@@ -166,7 +165,7 @@ func encodeParams(method string, p any) (json.RawMessage, error) {
 // ask sends a request to the client on the request's stream and waits for
 // its answer.
 func (s *Session) ask(ctx context.Context, n transport.Notifier, method string, params json.RawMessage) (json.RawMessage, error) {
-	id := jsonrpc.StringID("mcpkit-" + strconv.FormatInt(s.nextID.Add(1), 10))
+	id := s.a.requestID(s.nextID.Add(1))
 	ch := make(chan *jsonrpc.Message, 1)
 	s.mu.Lock()
 	s.pending[id] = ch

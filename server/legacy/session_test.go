@@ -268,7 +268,8 @@ func TestChangeFeed(t *testing.T) {
 }
 
 // TestResourceUpdatedReachesSubscribers: a resource update reaches only the
-// sessions subscribed to its URI.
+// sessions subscribed to its URI, in the order of the feed; a session
+// catches up with what changed before its reader attached.
 func TestResourceUpdatedReachesSubscribers(t *testing.T) {
 	a, core := newAdapter(t, nil)
 	subA := open(t, a, `{}`, true)
@@ -289,7 +290,7 @@ func TestResourceUpdatedReachesSubscribers(t *testing.T) {
 	feedReady(t, core)
 
 	core.NotifyResourceUpdated(tinyURI)
-	core.NotifyToolsChanged() // reaches everyone: it marks the end of delivery
+	core.NotifyToolsChanged()
 	sessions := []*legacy.Session{subA, subB, none, both, gone}
 	const (
 		updated = `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"tiny://a"}}`
@@ -297,17 +298,28 @@ func TestResourceUpdatedReachesSubscribers(t *testing.T) {
 	)
 	wants := [][]string{{updated, marker}, {marker}, {marker}, {updated, marker}, {marker}}
 	for i, s := range sessions {
-		// The marker arrives after the update, so everything is queued.
-		eventually(t, "the marker", func() bool { return legacy.QueueLen(s) == len(wants[i]) })
-		for j, want := range wants[i] {
-			got, err := s.Next(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(got) != want {
-				t.Errorf("session %d, message %d\n got %s\nwant %s", i, j, got, want)
-			}
+		if got := drain(t, s, 50*time.Millisecond); strings.Join(got, "\n") != strings.Join(wants[i], "\n") {
+			t.Errorf("session %d\n got %q\nwant %q", i, got, wants[i])
 		}
+	}
+}
+
+// drain reads the messages of s's standalone stream until none comes for
+// quiet.
+func drain(t testing.TB, s *legacy.Session, quiet time.Duration) []string {
+	t.Helper()
+	var got []string
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), quiet)
+		m, err := s.Next(ctx)
+		cancel()
+		if errors.Is(err, context.DeadlineExceeded) {
+			return got
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, string(m))
 	}
 }
 
@@ -320,61 +332,33 @@ func TestNothingQueuedBeforeInitialized(t *testing.T) {
 	feedReady(t, core)
 	core.NotifyToolsChanged()
 	core.NotifyPromptsChanged()
-	eventually(t, "delivery to the ready session", func() bool { return legacy.QueueLen(ready) == 2 })
-	if n := legacy.QueueLen(early); n != 0 {
-		t.Fatalf("%d messages queued before notifications/initialized", n)
+	if got := drain(t, ready, 50*time.Millisecond); len(got) != 2 {
+		t.Fatalf("the ready session got %q", got)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-	defer cancel()
-	if m, err := early.Next(ctx); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Next before initialized: %s, %v", m, err)
+	if got := drain(t, early, 20*time.Millisecond); len(got) != 0 {
+		t.Fatalf("before notifications/initialized: %q", got)
 	}
 
 	early.HandleNotification(context.Background(), note(t, "notifications/initialized", ""))
 	core.NotifyResourcesChanged()
-	got, err := early.Next(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := `{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}`; string(got) != want {
-		t.Errorf("Next\n got %s\nwant %s", got, want)
+	want := []string{`{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}`}
+	if got := drain(t, early, 50*time.Millisecond); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("after initialized\n got %q\nwant %q", got, want)
 	}
 }
 
-// TestQueueDropsOldest: beyond QueueSize the oldest messages give way.
+// TestQueueDropsOldest: beyond QueueSize the oldest messages of an outbox
+// nobody reads give way.
 func TestQueueDropsOldest(t *testing.T) {
-	a, core := newAdapter(t, &legacy.Options{QueueSize: 2})
+	a, _ := newAdapter(t, &legacy.Options{QueueSize: 2})
 	s := open(t, a, `{}`, true)
-	wantWire(t, s.Handle(context.Background(), req(t, "1", "resources/subscribe", `{"uri":"tiny://a"}`), newRecorder()), `{"jsonrpc":"2.0","id":1,"result":{}}`)
-	feedReady(t, core)
-	core.NotifyToolsChanged()
-	core.NotifyPromptsChanged()
-	core.NotifyResourcesChanged()
-	core.NotifyResourceUpdated(tinyURI)
-	// The last event is delivered last, so once it is queued the others
-	// have been.
-	eventually(t, "the last event", func() bool {
-		return legacy.QueueLen(s) == 2 && legacy.LastQueued(s) == `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"tiny://a"}}`
-	})
-	var got []string
-	for range 2 {
-		m, err := s.Next(context.Background())
-		if err != nil {
+	for _, m := range []string{"a", "b", "c"} {
+		if err := a.Store().Push(context.Background(), s.ID(), []byte(`"`+m+`"`)); err != nil {
 			t.Fatal(err)
 		}
-		got = append(got, string(m))
 	}
-	want := []string{
-		`{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}`,
-		`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"tiny://a"}}`,
-	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("queue\n got %q\nwant %q", got, want)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-	defer cancel()
-	if m, err := s.Next(ctx); !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("a third message: %s, %v", m, err)
+	if got := drain(t, s, 20*time.Millisecond); strings.Join(got, " ") != `"b" "c"` {
+		t.Errorf("outbox %q, want the last two", got)
 	}
 }
 

@@ -3,6 +3,7 @@ package legacy
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"sort"
 	"time"
 
@@ -11,46 +12,61 @@ import (
 )
 
 // Session returns the open session with the id, for the request of ctx.
-// It fails with transport.ErrNoSession when none is open, and with the
+// It reads the session's record from the store, marking it used (one
+// round trip to a shared store): a session another replica opened is
+// served here, with the state its record holds now. It fails with
+// transport.ErrNoSession when the store has no such session, with an
+// error marked protocol.ErrUnavailable when the store fails, and with the
 // refusal of another principal (marked protocol.ErrForbidden) when the
 // session was opened by a principal other than the request's; that
 // lookup does not count as a use of the session. It implements
 // transport.Legacy.
 func (a *Adapter) Session(ctx context.Context, id string) (transport.Session, error) {
+	if id == "" || len(id) > maxSessionIDLen {
+		return nil, transport.ErrNoSession
+	}
 	a.mu.Lock()
-	s, ok := a.sessions[id]
+	s := a.sessions[id]
 	a.mu.Unlock()
-	if !ok {
-		// Opened on another replica, perhaps.
-		rec, err := a.store.Load(ctx, id)
-		if err != nil {
-			return nil, transport.ErrNoSession
+	if s != nil && a.principal(ctx) != s.principal {
+		return nil, errOtherPrincipal
+	}
+	rec, err := a.store.Touch(ctx, id)
+	if errors.Is(err, ErrNoSession) {
+		if s != nil {
+			s.end(false) // ended or expired elsewhere
 		}
-		s = a.restore(rec)
-		if a.add(s) != nil {
-			return nil, transport.ErrNoSession
+		return nil, transport.ErrNoSession
+	}
+	if err != nil {
+		a.logger.Warn("legacy: reading a session record", "session", id, "err", err)
+		return nil, errStoreUnavailable
+	}
+	if rec.Principal != a.principal(ctx) {
+		return nil, errOtherPrincipal
+	}
+	if s == nil {
+		// Opened on another replica, or let go here.
+		if s, err = a.add(a.restore(rec)); err != nil {
+			return nil, err
 		}
 		a.startBG.Do(a.background)
-		ok = true
+	} else {
+		s.adopt(rec)
 	}
 	select {
 	case <-s.done:
-		// Closed, and about to leave the map.
+		// Closed meanwhile.
 		return nil, transport.ErrNoSession
 	default:
-	}
-	if s.expired(time.Now()) {
-		if ok {
-			s.Close()
-		}
-		return nil, transport.ErrNoSession
-	}
-	if a.principal(ctx) != s.principal {
-		return nil, errOtherPrincipal
 	}
 	s.touch()
 	return s, nil
 }
+
+// maxSessionIDLen bounds the session ids looked up: newSessionID makes 48
+// characters.
+const maxSessionIDLen = 128
 
 // own returns the open session of this adapter that sess is, or nil: the
 // session a transport hands back is looked up, never converted.
@@ -67,7 +83,14 @@ func (a *Adapter) own(sess transport.Session) *Session {
 	return s
 }
 
-// Sessions returns the number of open sessions.
+// local returns this replica's copy of the session id, or nil.
+func (a *Adapter) local(id string) *Session {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.sessions[id]
+}
+
+// Sessions returns the number of sessions this replica has a copy of.
 func (a *Adapter) Sessions() int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -78,17 +101,24 @@ func (a *Adapter) Sessions() int {
 // can make room; over HTTP it is a 503 with Retry-After.
 var errTooManySessions = protocol.Mark(protocol.InternalError("too many open sessions; try again later"), protocol.ErrUnavailable)
 
-func (a *Adapter) add(s *Session) error {
+// add makes s one of this replica's sessions and returns it. A copy of
+// the same session made meanwhile by another request wins: that one is
+// returned instead.
+func (a *Adapter) add(s *Session) (*Session, error) {
 	for attempt := 0; ; attempt++ {
 		a.mu.Lock()
 		if a.closed {
 			a.mu.Unlock()
-			return protocol.InternalError("server is shutting down")
+			return nil, protocol.Mark(protocol.InternalError("server is shutting down"), protocol.ErrUnavailable)
+		}
+		if other := a.sessions[s.id]; other != nil {
+			a.mu.Unlock()
+			return other, nil
 		}
 		if len(a.sessions) < a.opts.MaxSessions {
 			a.sessions[s.id] = s
 			a.mu.Unlock()
-			return nil
+			return s, nil
 		}
 		var victims []*Session
 		if attempt == 0 {
@@ -96,7 +126,7 @@ func (a *Adapter) add(s *Session) error {
 		}
 		a.mu.Unlock()
 		if len(victims) == 0 {
-			return errTooManySessions
+			return nil, errTooManySessions
 		}
 		for _, v := range victims {
 			v.Close()
@@ -123,22 +153,22 @@ func (a *Adapter) remove(s *Session, forget bool) {
 	// The record goes first: once the session has left the map, Session
 	// would restore it from a record still in the store.
 	if forget {
-		if err := a.store.Delete(context.Background(), s.id); err != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		if err := a.store.Delete(ctx, s.id); err != nil {
 			a.logger.Warn("deleting session", "session", s.id, "err", err)
 		}
+		cancel()
 	}
 	a.mu.Lock()
 	if a.sessions[s.id] == s {
 		delete(a.sessions, s.id)
 	}
 	a.mu.Unlock()
-	a.elicitMu.Lock()
-	for _, id := range s.elicitations {
-		a.dropElicitationLocked(id, s)
-	}
-	s.elicitations = nil
-	a.elicitMu.Unlock()
 }
+
+// storeTimeout bounds the store operations the adapter makes on its own
+// (not for a request, whose context bounds them).
+const storeTimeout = 10 * time.Second
 
 func newSessionID() string {
 	var b [24]byte

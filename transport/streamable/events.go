@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mcpkit/mcpkit/transport"
 )
@@ -56,6 +57,10 @@ type Event struct {
 // ErrUnknownEvent is returned by EventStore.Resume for an event id that
 // names no stream the store keeps for the session.
 var ErrUnknownEvent = errors.New("streamable: no such event stream")
+
+// appendTimeout bounds recording a message that has left a session's
+// outbox, which the client leaving does not cut short.
+const appendTimeout = 10 * time.Second
 
 // Bounds of the memory event store, per session.
 const (

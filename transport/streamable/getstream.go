@@ -13,18 +13,33 @@ import (
 )
 
 // serveGet serves a session's GET: the stream that Last-Event-ID names,
-// resumed after that event, or else the standalone stream.
+// resumed after that event; without Last-Event-ID, the standalone stream.
+//
+// A Last-Event-ID that names no stream the session keeps (it was never
+// issued, or the store no longer keeps it: evicted, expired, or kept by a
+// replica that shares no event store) is refused with 400, not answered
+// with a new standalone stream: the stream the client resumes may be a
+// request's, whose response a new stream would never carry, and the client
+// would wait for it in silence. Not 404 either, which tells a 2025-11-25
+// client its session is gone: the session goes on, and a GET without
+// Last-Event-ID opens its standalone stream. A store that fails answers
+// 503.
 func (x *Handler) serveGet(w http.ResponseWriter, r *http.Request, sess transport.Session) {
 	ctx := r.Context()
 	if last := r.Header.Get("Last-Event-ID"); last != "" {
 		es, err := x.events.Resume(ctx, sess, last)
-		if err == nil {
+		switch {
+		case err == nil:
 			x.follow(w, r, sess, es, last, false)
-			return
-		}
-		if !errors.Is(err, ErrUnknownEvent) {
+		case errors.Is(err, ErrUnknownEvent):
+			httpguard.WriteError(w, http.StatusBadRequest, nil, jsonrpc.NewError(protocol.CodeInvalidRequest,
+				"Bad Request: Last-Event-ID names no stream this session keeps (it ended or expired); GET without Last-Event-ID opens the session's stream", nil))
+		default:
 			x.logger.Warn("streamable: resuming a stream", "err", err)
+			w.Header().Set("Retry-After", retryAfter)
+			httpguard.WriteError(w, http.StatusServiceUnavailable, nil, jsonrpc.NewError(protocol.CodeInternalError, "Service Unavailable: the event store failed; try again later", nil))
 		}
+		return
 	}
 	es, err := x.events.Open(ctx, sess, true)
 	if err != nil {
@@ -86,7 +101,14 @@ func (x *Handler) follow(w http.ResponseWriter, r *http.Request, sess transport.
 				if err != nil {
 					return
 				}
-				if _, err := es.Append(ctx, m, false); err != nil {
+				// m has left the session's outbox: it goes into the event
+				// log even when the client has just left, for the stream
+				// that resumes with Last-Event-ID.
+				actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), appendTimeout)
+				_, err = es.Append(actx, m, false)
+				cancel()
+				if err != nil {
+					x.logger.Warn("streamable: recording a session's message", "err", err)
 					return
 				}
 			}

@@ -1044,6 +1044,27 @@ func TestLegacyPolling(t *testing.T) {
 	again.wantEnd()
 }
 
+// TestLegacyResumeUnknownEvent: a Last-Event-ID that names no stream of the
+// session is refused with 400 (the session goes on: not 404), never
+// answered with a new standalone stream in place of the one resumed.
+func TestLegacyResumeUnknownEvent(t *testing.T) {
+	e := newLegacyEnv(t, nil, nil, nil)
+	s := e.initialize("2025-11-25", `{}`)
+	for _, id := range []string{"999-1", "garbage", "1-1"} {
+		resp, body := e.exchange(http.MethodGet, s.getHeaders(id), "")
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "Last-Event-ID names no stream") {
+			t.Errorf("GET with Last-Event-ID %q: %d %s, want 400", id, resp.StatusCode, body)
+		}
+	}
+	// The session goes on.
+	if r := s.call(`{"jsonrpc":"2.0","id":5,"method":"ping"}`); r.Error != nil {
+		t.Fatalf("ping after the refused resumption: %s", r.raw)
+	}
+	st := e.openStream(http.MethodGet, s.getHeaders(""), "")
+	wantPriming(t, st.next())
+	st.close()
+}
+
 // TestLegacyResumeGetStream drops the standalone GET stream and resumes
 // it: the events sent meanwhile arrive once each, in order, then live
 // ones follow.
@@ -1334,9 +1355,9 @@ func TestLegacyAbandonedSessions(t *testing.T) {
 		if after[round] > base+8*MiB {
 			t.Errorf("round %d: heap in use %.2f MiB after expiry, baseline %.2f MiB: more than 8 MiB kept", round+1, mib(after[round]), mib(base))
 		}
-		// The adapter's two background goroutines (change feed, expiry)
-		// run until Close; nothing else may be left.
-		if n := runtime.NumGoroutine(); n > baseGoroutines+2 {
+		// The adapter's three background goroutines (change feed, sweep,
+		// bus) run until Close; nothing else may be left.
+		if n := runtime.NumGoroutine(); n > baseGoroutines+3 {
 			t.Errorf("round %d: %d goroutines after expiry, baseline %d", round+1, n, baseGoroutines)
 		}
 	}

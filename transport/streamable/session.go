@@ -63,6 +63,13 @@ func (x *Handler) lookupSession(w http.ResponseWriter, r *http.Request, sid stri
 		httpguard.WriteError(w, http.StatusForbidden, nil, protocol.WireError(err))
 		return nil, false
 	}
+	if err != nil && errors.Is(err, protocol.ErrUnavailable) {
+		// The session store failed: the session may well exist, and a 404
+		// would end it for the client.
+		w.Header().Set("Retry-After", retryAfter)
+		httpguard.WriteError(w, http.StatusServiceUnavailable, nil, protocol.WireError(err))
+		return nil, false
+	}
 	if err != nil {
 		httpguard.WriteError(w, http.StatusNotFound, nil, jsonrpc.NewError(protocol.CodeInvalidRequest, "Not Found: no such session (it ended or expired); initialize a new one", nil))
 		return nil, false
