@@ -145,9 +145,18 @@ func checkParams(method string, p json.RawMessage) (json.RawMessage, error) {
 	_ = jsonrpc.EachMember(p, func(k []byte, _ jsontext.Value) error {
 		members++
 		switch string(k) {
-		case "_meta", "inputResponses", "requestState":
+		case "_meta":
 			own = string(k)
 			return errOwn
+		case "inputResponses", "requestState":
+			// The MRTR members are the client's, but where a method
+			// defines them as its own: the Tasks extension's tasks/update
+			// carries the answers to a task's inputRequests (and such a
+			// call cannot be retried with input: see do).
+			if !ownsInputMembers[method] {
+				own = string(k)
+				return errOwn
+			}
 		}
 		return nil
 	})
@@ -158,6 +167,22 @@ func checkParams(method string, p json.RawMessage) (json.RawMessage, error) {
 		return nil, nil
 	}
 	return p, nil
+}
+
+// ownsInputMembers are the methods whose params define inputResponses
+// themselves.
+var ownsInputMembers = map[string]bool{protocol.MethodTasksUpdate: true}
+
+// hasInputMembers reports whether params (checked by checkParams) carry
+// inputResponses or requestState.
+func hasInputMembers(params json.RawMessage) bool {
+	found := errors.New("found")
+	return jsonrpc.EachMember(params, func(k []byte, _ jsontext.Value) error {
+		if string(k) == "inputResponses" || string(k) == "requestState" {
+			return found
+		}
+		return nil
+	}) == found
 }
 
 // roundTrip sends one request with a new id.
@@ -287,6 +312,9 @@ func (s *Session) do(ctx context.Context, c *Call) (json.RawMessage, error) {
 			}
 			if round+1 >= s.c.opts.MaxRounds {
 				return nil, ErrTooManyRounds
+			}
+			if hasInputMembers(base) {
+				return nil, fmt.Errorf("client: the server answered %s with input_required, but its params carry inputResponses or requestState of their own", method)
 			}
 			next, err := s.provideInput(ctx, params0, resp.Result)
 			if err != nil {

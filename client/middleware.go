@@ -31,7 +31,9 @@ type Call struct {
 }
 
 // Session returns the session the call is made on (its era, transport and
-// protocol version), for middleware that describes calls, such as tracing.
+// protocol version), for middleware that describes calls, such as tracing,
+// or needs the session beyond next (to answer input requests with
+// Session.Answer, for instance); nil for a Call a middleware made itself.
 func (c *Call) Session() *Session { return c.session }
 
 // CallFunc performs a Call and returns its raw result. The innermost one,
@@ -168,6 +170,16 @@ func (s *Session) receiveRequest(ctx context.Context, method string, params json
 		return s.handleInput(ctx, method, params)
 	}
 	return s.inChain(ctx, &Incoming{Method: method, Params: params, Request: true})
+}
+
+// Answer answers a request for input (elicitation/create,
+// sampling/createMessage, roots/list, ping) with the application's
+// handlers (Options.Elicitation, Sampling, Roots), through the Incoming
+// middleware, as for an input_required round. An extension uses it for
+// input requests that reach it by other means: the Tasks extension's
+// inputRequests of a task, answered with tasks/update.
+func (s *Session) Answer(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	return s.receiveRequest(ctx, method, params)
 }
 
 // dispatch is the innermost IncomingFunc: the client's own handling.

@@ -52,7 +52,7 @@ func TestServerConformanceReplicas(t *testing.T) {
 	for _, revision := range []string{"2026-07-28", "2025-11-25"} {
 		t.Run(revision, func(t *testing.T) {
 			wanted := append(requiredScenarios(t, bin, revision, "Server scenarios"), notScoredWanted[revision]...)
-			runAndJudge(t, bin, wanted, "server", "--url", url, "--requirements", revision)
+			runAndJudge(t, bin, withoutTasks(wanted), "server", "--url", url, "--requirements", revision)
 		})
 	}
 	if t.Failed() {
@@ -61,4 +61,19 @@ func TestServerConformanceReplicas(t *testing.T) {
 			t.Logf("%s:\n%s", name, tail(b))
 		}
 	}
+}
+
+// withoutTasks leaves the Tasks extension's scenarios out of names. A
+// task's record is in its replica's task store, in memory: the replicas do
+// not share tasks until a task store in Redis (an ext/tasks.Store) does,
+// so the tasks-* scenarios are judged against one process
+// (TestServerConformance).
+func withoutTasks(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if !strings.HasPrefix(n, "tasks-") {
+			out = append(out, n)
+		}
+	}
+	return out
 }

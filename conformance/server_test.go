@@ -20,7 +20,11 @@ import (
 // notScoredWanted are scenarios the suite runs without scoring them that
 // mcpkit nevertheless must pass.
 var notScoredWanted = map[string][]string{
-	"2026-07-28": {"http-header-validation", "http-custom-header-server-validation", "json-schema-2020-12"},
+	"2026-07-28": {"http-header-validation", "http-custom-header-server-validation", "json-schema-2020-12",
+		// The Tasks extension's scenarios (run, never scored).
+		"tasks-lifecycle", "tasks-capability-negotiation", "tasks-wire-fields", "tasks-request-state-removal",
+		"tasks-mrtr-input", "tasks-request-headers", "tasks-dispatch-and-envelope", "tasks-required-task-error",
+		"tasks-mrtr-composition"},
 	"2025-11-25": {"server-session-lifecycle", "server-sse-polling", "json-schema-2020-12"},
 }
 
@@ -64,14 +68,23 @@ func requiredScenarios(t *testing.T, bin, revision, section string) []string {
 	return names
 }
 
+// notExercised are scenarios the suite runs but cannot exercise yet: each
+// must report exactly one SKIPPED check and nothing else, so that the day
+// it is exercised it moves to notScoredWanted. tasks-status-notifications
+// awaits a harness on subscriptions/listen; ext/tasks's
+// TestStatusNotifications covers what it would.
+var notExercised = map[string][]string{
+	"2026-07-28": {"tasks-status-notifications"},
+}
+
 // serveEverything serves the everything-server, both eras on one endpoint,
 // on a loopback port until the test ends and returns its endpoint URL.
 func serveEverything(t *testing.T) string {
-	srv := everything.New(nil)
+	srv, tx := everything.NewWithTasks(nil, nil)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", streamable.NewHandler(srv, nil))
 	addr := serveLoopback(t, mux)
-	t.Cleanup(func() { srv.Close() }) // before the shutdown: it ends listen streams
+	t.Cleanup(func() { tx.Close(); srv.Close() }) // before the shutdown: it ends listen streams
 	return "http://" + addr + "/mcp"
 }
 
@@ -104,7 +117,12 @@ func TestServerConformance(t *testing.T) {
 	for _, revision := range []string{"2026-07-28", "2025-11-25"} {
 		t.Run(revision, func(t *testing.T) {
 			wanted := append(requiredScenarios(t, bin, revision, "Server scenarios"), notScoredWanted[revision]...)
-			runAndJudge(t, bin, wanted, "server", "--url", url, "--requirements", revision)
+			res := runAndJudge(t, bin, wanted, "server", "--url", url, "--requirements", revision)
+			for _, name := range notExercised[revision] {
+				if p := StillSkipped(res, name); p != "" {
+					t.Error(p)
+				}
+			}
 		})
 	}
 }
@@ -113,7 +131,7 @@ func TestServerConformance(t *testing.T) {
 // the test for every wanted scenario that did not pass strictly. The suite's
 // own exit status counts only scored scenarios and vacuous passes as passes;
 // the verdict here is the strict one.
-func runAndJudge(t *testing.T, bin string, wanted []string, args ...string) {
+func runAndJudge(t *testing.T, bin string, wanted []string, args ...string) map[string]Scenario {
 	t.Helper()
 	outDir := filepath.Join(t.TempDir(), "results")
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
@@ -134,6 +152,7 @@ func runAndJudge(t *testing.T, bin string, wanted []string, args ...string) {
 	} else {
 		t.Logf("%d %s scenarios passed strictly", len(wanted), args[0])
 	}
+	return res
 }
 
 func tail(b []byte) string {

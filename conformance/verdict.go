@@ -117,6 +117,21 @@ func Judge(results map[string]Scenario, wanted []string) []string {
 	return problems
 }
 
+// StillSkipped returns why the scenario name, which the suite cannot
+// exercise yet, is not as expected: it must have run, with exactly one
+// check, SKIPPED. Anything else (a failure, or checks that now run) is
+// reported, so that the scenario is then judged strictly.
+func StillSkipped(results map[string]Scenario, name string) string {
+	s, ok := results[name]
+	if !ok {
+		return name + ": no result (the scenario did not run)"
+	}
+	if len(s.Checks) != 1 || s.Checks[0].Status != "SKIPPED" {
+		return fmt.Sprintf("%s: expected one SKIPPED check while the suite cannot exercise it, got %v: judge it strictly now", name, s.Counts())
+	}
+	return ""
+}
+
 var listItem = regexp.MustCompile(`^\s*-\s+(\S+)`)
 
 // ParseScenarioList extracts the scenario names of one section ("Server

@@ -22,6 +22,10 @@ const (
 	// nothing more is delivered, and the listen stream ends so that its
 	// client reconnects.
 	SubscriptionLost
+	// Notification is a notification an extension sends to the listen
+	// streams that subscribed to its Topic (the Tasks extension's task
+	// status, for one task): Method and Params are the notification's.
+	Notification
 )
 
 // Event is one change published to a Feed.
@@ -40,6 +44,12 @@ type Event struct {
 	// MemoryFeed), so that replicas that each detect the same change (the
 	// same fingerprint of the same table, say) announce it once.
 	Key string
+	// Topic, Method and Params are a Notification's: what it is about,
+	// as the streams that want it subscribed to it, and the notification
+	// (Params an encoded JSON object, without _meta).
+	Topic  string
+	Method string
+	Params []byte
 }
 
 // Feed carries change events from the server (or any replica) to the

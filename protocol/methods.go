@@ -41,15 +41,26 @@ const (
 	NotificationElicitationComplete = "notifications/elicitation/complete"
 )
 
+// The methods of the Tasks extension (io.modelcontextprotocol/tasks) that
+// name a task. Their Mcp-Name header mirrors params.taskId.
+const (
+	MethodTasksGet    = "tasks/get"
+	MethodTasksUpdate = "tasks/update"
+	MethodTasksCancel = "tasks/cancel"
+)
+
 // NameParam reports which params member the Mcp-Name HTTP header mirrors for
 // method: "name" for tools/call and prompts/get, "uri" for resources/read,
-// and "" for methods without one.
+// "taskId" for the Tasks extension's tasks/get, tasks/update and
+// tasks/cancel, and "" for methods without one.
 func NameParam(method string) string {
 	switch method {
 	case MethodToolsCall, MethodPromptsGet:
 		return "name"
 	case MethodResourcesRead:
 		return "uri"
+	case MethodTasksGet, MethodTasksUpdate, MethodTasksCancel:
+		return "taskId"
 	}
 	return ""
 }

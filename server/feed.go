@@ -26,6 +26,7 @@ const (
 	ResourcesListChanged = feed.ResourcesListChanged
 	ResourceUpdated      = feed.ResourceUpdated
 	SubscriptionLost     = feed.SubscriptionLost
+	feedNotification     = feed.Notification
 )
 
 // NewMemoryFeed returns an in-process feed (feed.NewMemoryFeed).

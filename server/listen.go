@@ -16,6 +16,14 @@ type listenParams struct {
 	Notifications *protocol.SubscriptionFilter `json:"notifications"`
 }
 
+// listenRaw is the filter as sent, for the members extensions define.
+type listenRaw struct {
+	Notifications json.RawMessage `json:"notifications"`
+}
+
+// notificationEvent is the feed's kind of an extension's notification.
+const notificationEvent = feedNotification
+
 // listenBuffer is how many events a listen stream served on its own
 // goroutine may have waiting before it counts as fallen behind.
 const listenBuffer = 16
@@ -27,6 +35,8 @@ type listenStream struct {
 	r           *Request
 	sub         jsonrpc.ID
 	ack         protocol.SubscriptionFilter
+	ackExtra    map[string]json.RawMessage // extensions' members (ListenFilter)
+	topics      map[string]bool            // extensions' topics (Server.Notify)
 	watched     map[string]bool
 	listChanged []byte
 	released    atomic.Bool
@@ -34,11 +44,13 @@ type listenStream struct {
 
 // newListen decodes a listen request; the acknowledgement is sent by
 // acknowledge, once the stream is subscribed to the feed.
-func (s *Server) newListen(r *Request) (*listenStream, error) {
+func (s *Server) newListen(ctx context.Context, r *Request) (*listenStream, error) {
 	var p listenParams
 	if err := r.DecodeParams(&p); err != nil {
 		return nil, err
 	}
+	var raw listenRaw
+	_ = r.DecodeParams(&raw) // read as p was
 	if p.Notifications == nil {
 		return nil, protocol.InvalidParams("subscriptions/listen needs a notifications filter")
 	}
@@ -48,7 +60,12 @@ func (s *Server) newListen(r *Request) (*listenStream, error) {
 	if err := s.listens.open(r.Principal, s.maxListenStreams(), s.maxListenStreamsOf(r.Principal)); err != nil {
 		return nil, err
 	}
-	l := &listenStream{s: s, r: r, sub: r.ID, ack: s.acknowledge(p.Notifications)}
+	acks, topics, err := s.extensionFilters(ctx, r, raw.Notifications)
+	if err != nil {
+		s.listens.close(r.Principal)
+		return nil, err
+	}
+	l := &listenStream{s: s, r: r, sub: r.ID, ack: s.acknowledge(p.Notifications), ackExtra: acks, topics: topics}
 	// Resources the caller may not read are not watched: the
 	// acknowledgment leaves them out.
 	if subs := l.ack.ResourceSubscriptions; len(subs) > 0 && r.authz {
@@ -151,6 +168,12 @@ func (l *listenStream) meta() *protocol.NotificationMeta {
 
 // acknowledge sends notifications/subscriptions/acknowledged.
 func (l *listenStream) acknowledge() error {
+	if l.ackExtra != nil {
+		return l.r.notify(protocol.NotificationSubscriptionsAcknowledged, struct {
+			Notifications ackFilter                  `json:"notifications"`
+			Meta          *protocol.NotificationMeta `json:"_meta,omitempty"`
+		}{ackFilter{l.ack, l.ackExtra}, l.meta()})
+	}
 	return l.r.notify(protocol.NotificationSubscriptionsAcknowledged, protocol.AcknowledgedParams{Notifications: l.ack, Meta: l.meta()})
 }
 
@@ -163,6 +186,8 @@ func (l *listenStream) message(e Event) []byte {
 		return jsonrpc.AppendNotification(nil, protocol.NotificationPromptListChanged, l.listChanged)
 	case e.Kind == ResourcesListChanged && l.ack.ResourcesListChanged:
 		return jsonrpc.AppendNotification(nil, protocol.NotificationResourceListChanged, l.listChanged)
+	case e.Kind == notificationEvent && l.topics[e.Topic]:
+		return jsonrpc.AppendNotification(nil, e.Method, l.withSubscription(e.Params))
 	case e.Kind == ResourceUpdated && l.watched[e.URI]:
 		b, _ := json.Marshal(protocol.ResourceUpdatedParams{URI: e.URI, Meta: l.meta()})
 		return jsonrpc.AppendNotification(nil, protocol.NotificationResourceUpdated, b)
@@ -190,7 +215,7 @@ func (l *listenStream) closing() protocol.Result {
 // tagged with the subscription id, until the client goes away (no
 // response) or the server closes (the graceful closing result).
 func (s *Server) serveListen(ctx context.Context, r *Request) (protocol.Result, error) {
-	l, err := s.newListen(r)
+	l, err := s.newListen(ctx, r)
 	if err != nil {
 		return nil, err
 	}

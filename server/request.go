@@ -50,6 +50,14 @@ type Request struct {
 // request.
 func (r *Request) ClientCapabilities() *protocol.ClientCapabilities { return r.Meta.ClientCapabilities }
 
+// Legacy reports whether the request comes from a legacy-era session (a
+// handshake revision, rewritten into the modern form by server/legacy):
+// its _meta then stands for the session's, and a result reaches the
+// client in that revision's shape, without resultType. An extension whose
+// results exist only in the modern era (the Tasks extension's tasks)
+// serves them to modern requests only.
+func (r *Request) Legacy() bool { return r.session != nil }
+
 // WithPrincipal returns a context carrying the authenticated principal, for
 // authentication middleware in front of the transport. MRTR requestState is
 // bound to it. It is transport.WithPrincipal.

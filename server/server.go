@@ -113,6 +113,9 @@ type Server struct {
 	methodsMu sync.Mutex // serializes HandleMethod
 	methods   atomic.Pointer[methodTable]
 	runTool   atomic.Pointer[ToolCallFunc] // the tools/call middleware around runHandler
+	// listenFilters are the extensions' members of the listen filter
+	// (HandleListen), replaced, never changed.
+	listenFilters atomic.Pointer[map[string]ListenFilter]
 
 	mu          sync.RWMutex
 	tools       registry[*toolEntry]

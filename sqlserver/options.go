@@ -1,6 +1,7 @@
 package sqlserver
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"time"
@@ -114,6 +115,14 @@ type Options struct {
 	// the outcome (ok, truncated, refused by a limit, or error with the
 	// SQLSTATE).
 	RequestLog *slog.Logger
+
+	// Status, when set, is given the progress of a query that runs long,
+	// every second, whether or not the client asked for progress
+	// notifications: the time it has run and the rows read so far
+	// ("running for 4s, 120000 rows read"), with the call's context. It is
+	// how a query that became a task tells its status message
+	// (ext/tasks.SetStatus); mcpkit serve sql sets it.
+	Status func(ctx context.Context, message string)
 
 	// FlagNames has messages that name a limit name only the flag of
 	// `mcpkit serve sql` that raises it (--max-rows), not also the Options

@@ -124,7 +124,7 @@ func (d *DB) callQuery(ctx context.Context, req *server.CallRequest, in queryArg
 		}
 	}
 	var read atomic.Int64
-	stop := d.reportProgress(req.Request, &read)
+	stop := d.reportProgress(ctx, req.Request, &read)
 	var res *queryResult
 	err = d.statement(ctx, func(ctx context.Context) error {
 		var err error
@@ -157,9 +157,11 @@ func (d *DB) callQuery(ctx context.Context, req *server.CallRequest, in queryArg
 
 // reportProgress sends progress every progressEvery while a statement
 // runs, when the client asked for it: the seconds it has run (the progress
-// value) and the rows read so far. stop ends it.
-func (d *DB) reportProgress(req *server.Request, read *atomic.Int64) (stop func()) {
-	if req.Meta.ProgressToken == nil {
+// value) and the rows read so far; the same message goes to
+// Options.Status when set. stop ends it.
+func (d *DB) reportProgress(ctx context.Context, req *server.Request, read *atomic.Int64) (stop func()) {
+	asked := req.Meta.ProgressToken != nil
+	if !asked && d.opts.Status == nil {
 		return func() {}
 	}
 	start := time.Now()
@@ -181,7 +183,12 @@ func (d *DB) reportProgress(req *server.Request, read *atomic.Int64) (stop func(
 			if n := read.Load(); n > 0 {
 				msg += fmt.Sprintf(", %d %s read", n, plural(n, "row", "rows"))
 			}
-			_ = req.Progress(math.Round(took.Seconds()*10)/10, 0, msg)
+			if d.opts.Status != nil {
+				d.opts.Status(ctx, msg)
+			}
+			if asked {
+				_ = req.Progress(math.Round(took.Seconds()*10)/10, 0, msg)
+			}
 		}
 	}()
 	return func() {

@@ -53,10 +53,13 @@ mcpkit refuses. Sampling requests are refused (mcpkit has no model).`,
 	el := addAnswerFlags(s)
 	noProgress := s.fs.Bool("no-progress", false, "do not ask the server for progress notifications")
 	format := s.fs.String("format", "", "render a tabular result as `FORMAT`: "+strings.Join(formats, ", ")+" (default: a table on a terminal, else JSON)")
+	var tf taskFlags
+	tf.register(s)
 	rest, code, done := s.parse(args, true)
 	if done {
 		return code
 	}
+	tf.adjust(s)
 	if *format != "" && !contains(formats, *format) {
 		return s.usageError(fmt.Sprintf("--format must be one of %s, not %q", strings.Join(formats, ", "), *format))
 	}
@@ -79,7 +82,7 @@ mcpkit refuses. Sampling requests are refused (mcpkit has no model).`,
 		return s.usageError(err.Error())
 	}
 
-	sess, octx, cleanup, code := el.connect(s)
+	sess, octx, cleanup, code := el.connectWith(s, tf.use(s))
 	if sess == nil {
 		return code
 	}
@@ -112,8 +115,12 @@ mcpkit refuses. Sampling requests are refused (mcpkit has no model).`,
 	if !*noProgress {
 		co.OnProgress = func(p *protocol.ProgressParams) { s.status.progress(progressLine(p)) }
 	}
-	res, err := sess.CallTool(octx, tool, arguments, &co)
+	res, err := sess.CallTool(tf.context(octx), tool, arguments, &co)
 	s.status.clear()
+	if id, ok := tf.started(err); ok {
+		fmt.Fprintln(e.Stdout, id)
+		return exitOK
+	}
 	if err != nil {
 		if r := el.refused(); r != "" && s.interrupt.Err() == nil {
 			s.errorf("%s", r)
@@ -132,8 +139,14 @@ mcpkit refuses. Sampling requests are refused (mcpkit has no model).`,
 		}
 		return s.fail(err, false)
 	}
+	return printCallResult(s, sess, el, tool, res, *format)
+}
+
+// printCallResult prints a tool's result as call does (--json, or for a
+// reader) and returns the exit code: 1 for a result with isError.
+func printCallResult(s *sub, sess *client.Session, el *answerFlags, tool string, res *protocol.CallToolResult, format string) int {
 	if s.c.json {
-		if err := writeResult(e.Stdout, res, sess.Era() == client.EraLegacy); err != nil {
+		if err := writeResult(s.e.Stdout, res, sess.Era() == client.EraLegacy); err != nil {
 			return s.fail(err, false)
 		}
 	}
@@ -150,7 +163,7 @@ mcpkit refuses. Sampling requests are refused (mcpkit has no model).`,
 		return exitFailed
 	}
 	if !s.c.json {
-		if err := writeToolResult(e.Stdout, s.status, res, e.StdoutTTY, *format); err != nil {
+		if err := writeToolResult(s.e.Stdout, s.status, res, s.e.StdoutTTY, format); err != nil {
 			return s.fail(err, false)
 		}
 	}

@@ -286,7 +286,11 @@ func (a *answerFlags) fail(s *sub, err error) int {
 // returns the session, the operation's context and a cleanup the caller
 // defers; otherwise a nil session and the exit code.
 func (a *answerFlags) connect(s *sub) (*client.Session, context.Context, func(), int) {
-	o := s.clientOptions()
+	return a.connectWith(s, s.clientOptions())
+}
+
+// connectWith is connect with the client options o.
+func (a *answerFlags) connectWith(s *sub, o *client.Options) (*client.Session, context.Context, func(), int) {
 	o.Elicitation = a.handle
 	sess, octx, closeAll, code := s.open(o)
 	if sess == nil {

@@ -92,6 +92,7 @@ func commands() []*command {
 		{"templates", "list the server's resource templates", listCommand(listTemplates)},
 		{"prompts", "list the server's prompts", listCommand(listPrompts)},
 		{"call", "call a tool", runCall},
+		{"task", "follow a task by its id (task get, task wait, task cancel)", runTask},
 		{"read", "read a resource", runRead},
 		{"prompt", "get a prompt", runPrompt},
 		{"complete", "complete an argument of a prompt or resource template", runComplete},

@@ -37,6 +37,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	// The user cache directory (serve sql's demo database and task
+	// stores) is the run's own.
+	os.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
 	everythingServer = filepath.Join(dir, "everything-server")
 	build := exec.Command("go", "build", "-o", everythingServer, "github.com/mcpkit/mcpkit/conformance/everything-server")
 	build.Stderr = os.Stderr
@@ -193,7 +196,8 @@ func TestHelp(t *testing.T) {
 		{"resources", append([]string{"-all"}, common...)},
 		{"templates", append([]string{"-all"}, common...)},
 		{"prompts", append([]string{"-all"}, common...)},
-		{"call", append([]string{"-args", "-answer", "-accept-defaults", "-no-progress", "-format"}, common...)},
+		{"call", append([]string{"-args", "-answer", "-accept-defaults", "-no-progress", "-format", "-task", "-detach"}, common...)},
+		{"task", nil},
 		{"read", append([]string{"-answer", "-accept-defaults"}, common...)},
 		{"prompt", append([]string{"-answer", "-accept-defaults"}, common...)},
 		{"complete", append([]string{"-prompt", "-resource", "-context"}, common...)},

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpkit/mcpkit/ext/tasks"
 	"github.com/mcpkit/mcpkit/protocol"
 	"github.com/mcpkit/mcpkit/server"
 	"github.com/mcpkit/mcpkit/sqlserver"
@@ -121,6 +122,8 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	sec.register(fs)
 	var limits serveLimits
 	limits.register(fs)
+	var tf serveTasks
+	tf.register(fs)
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(e.Stdout, "Usage:\n  mcpkit serve sql [flags]\n\n%s\n\nFlags:\n", serveAbout)
@@ -147,6 +150,9 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		return usageError(e, "serve sql", err.Error())
 	}
 	if err := limits.check(*useStdio, *ssePath, set); err != nil {
+		return usageError(e, "serve sql", err.Error())
+	}
+	if err := tf.check(set); err != nil {
 		return usageError(e, "serve sql", err.Error())
 	}
 	roleMapping, err := roleMap(roles)
@@ -181,6 +187,9 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	}
 	if *logRequests {
 		base.RequestLog = slog.New(slog.NewJSONHandler(e.Stderr, nil))
+	}
+	if tf.after > 0 {
+		base.Status = tasks.SetStatus // a query's progress is its task's status message
 	}
 	served, err := databases(base, dbs, *dsn, *config)
 	if err != nil {
@@ -233,6 +242,19 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	core := server.New(protocol.Implementation{Name: "mcpkit-sql", Title: "mcpkit database server", Version: version()}, coreOpts)
 	sqlserver.RegisterAll(core, opened...)
 	defer core.Close()
+	tx, taskStore, closeTasks, err := tf.open(*addr, *useStdio, served, *maxBytes)
+	if err != nil {
+		fmt.Fprintf(e.Stderr, "mcpkit serve sql: %v\n", err)
+		return exitFailed
+	}
+	defer closeTasks()
+	if err := installTasks(core, tx); err != nil {
+		fmt.Fprintf(e.Stderr, "mcpkit serve sql: %v\n", err)
+		return exitFailed
+	}
+	if tx != nil {
+		defer tx.Close() // before the store closes: running tasks end cancelled
+	}
 	var handler transport.Handler = core
 	if e.tel != nil {
 		handler = transport.Use(core, e.tel.ServerMiddleware())
@@ -293,6 +315,9 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	} else if sec.insecureNoAuth {
 		fmt.Fprintf(e.Stderr, "mcpkit serve sql: warning: no authorization (--insecure-no-auth): whoever reaches %s can use the database\n", ln.Addr())
 	}
+	if tx != nil {
+		fmt.Fprintf(e.Stderr, "mcpkit serve sql: queries running over %s become tasks, kept %s\n", tf.after, taskStore)
+	}
 	errc := make(chan error, 1)
 	go func() {
 		if tlsConf != nil {
@@ -306,6 +331,9 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.Stderr, "mcpkit serve sql: %v\n", err)
 		return exitFailed
 	case <-ctx.Done():
+	}
+	if tx != nil {
+		tx.Close() // cancel running tasks (their statements) and wait for them
 	}
 	core.Close() // end listen streams (closing result) and legacy sessions first
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -2,7 +2,9 @@
 // conformance/everything over Streamable HTTP (endpoint /mcp) or stdio, in
 // both eras: revision 2026-07-28 and the initialize-handshake revisions
 // 2025-11-25, 2025-06-18 and 2025-03-26. Over HTTP it also serves the
-// deprecated HTTP+SSE transport, for 2024-11-05 clients, at /sse.
+// deprecated HTTP+SSE transport, for 2024-11-05 clients, at /sse. The
+// Tasks extension (io.modelcontextprotocol/tasks) is installed, with the
+// fixture tools of the suite's tasks-* scenarios.
 //
 //	everything-server -addr 127.0.0.1:3001   # http://127.0.0.1:3001/mcp, /sse
 //	everything-server -stdio
@@ -46,6 +48,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/auth/resource"
 	"github.com/mcpkit/mcpkit/conformance/everything"
+	"github.com/mcpkit/mcpkit/ext/tasks"
 	"github.com/mcpkit/mcpkit/server"
 	redisstore "github.com/mcpkit/mcpkit/store/redis"
 	"github.com/mcpkit/mcpkit/transport/sse"
@@ -174,8 +177,9 @@ func (a *authFlags) protect(mux *http.ServeMux, endpoints map[string]http.Handle
 func run(ctx context.Context, addr string, useStdio bool, a *authFlags, opts *server.Options, sopts *streamable.Options, logger *slog.Logger) error {
 	// Both eras: the server serves legacy clients (initialize) beside
 	// modern ones by default.
-	srv := everything.New(opts)
+	srv, tx := everything.NewWithTasks(opts, &tasks.Options{Logger: logger})
 	defer srv.Close()
+	defer tx.Close() // first: it cancels the tasks still running
 	if useStdio {
 		return stdio.Serve(ctx, srv, os.Stdin, os.Stdout, &stdio.Options{Logger: logger})
 	}
