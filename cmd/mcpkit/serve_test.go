@@ -87,10 +87,14 @@ func TestServeSQLChecks(t *testing.T) {
 		t.Fatalf("check over HTTP (era %s):\n%s", rep.Era, b.String())
 	}
 
+	// The build has no deadline of its own (it takes a minute on a busy
+	// machine); the check over stdio gets its own after it.
 	bin := filepath.Join(t.TempDir(), "mcpkit")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("building mcpkit: %v\n%s", err, out)
 	}
+	ctx, cancel = context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
 	rep, err = check.Run(ctx, &check.Options{Command: []string{bin, "serve", "sql", "--stdio", "--db", dbPath}, CallTool: "query", CallArgs: []byte(`{"sql":"select 1 as one"}`)})
 	if err != nil {
 		t.Fatal(err)
