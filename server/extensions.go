@@ -86,3 +86,14 @@ func (s *Server) UseToolCalls(mw ...ToolCallMiddleware) {
 	}
 	s.runTool.Store(&run)
 }
+
+// SetLegacyTasks sets the tasks capability of revision 2025-11-25 (its
+// list, cancel and requests members) that the initialize result of a
+// 2025-11-25 legacy session advertises; nil advertises none. An extension
+// that serves that revision's tasks methods to legacy sessions sets it in
+// Register. server/discover never carries it.
+func (s *Server) SetLegacyTasks(caps protocol.Object) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.legacyTasks = caps
+}

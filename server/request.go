@@ -58,6 +58,12 @@ func (r *Request) ClientCapabilities() *protocol.ClientCapabilities { return r.M
 // serves them to modern requests only.
 func (r *Request) Legacy() bool { return r.session != nil }
 
+// Session returns the legacy session the request belongs to (a
+// *legacy.Session for the server's own adapter), or nil in the modern era.
+// An extension keeps it to reach the session's client later, through what
+// the session offers (legacy.Session.Queue).
+func (r *Request) Session() transport.Session { return r.session }
+
 // WithPrincipal returns a context carrying the authenticated principal, for
 // authentication middleware in front of the transport. MRTR requestState is
 // bound to it. It is transport.WithPrincipal.

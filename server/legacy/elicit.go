@@ -114,3 +114,15 @@ func (sn sessionNotifier) Notify(msg []byte) error {
 	}
 	return sn.s.ElicitationComplete(p.Params.ElicitationID, sn.n)
 }
+
+// Queue queues msg, an encoded JSON-RPC notification, for the session's
+// standalone stream, on whichever replica the client follows it (the
+// oldest queued messages are dropped beyond the outbox bound). An
+// extension sends through it what concerns the session outside any of its
+// requests, such as the status notifications of its tasks.
+func (s *Session) Queue(ctx context.Context, msg []byte) error {
+	if err := s.a.push(ctx, s.id, msg); err != nil {
+		return storeError(err)
+	}
+	return nil
+}
