@@ -317,6 +317,9 @@ func TestLegacyTasksList(t *testing.T) {
 			NextCursor string           `json:"nextCursor"`
 		}
 		_ = json.Unmarshal(raw, &page)
+		if len(page.Tasks) > 100 {
+			t.Errorf("page %d: %d tasks, more than 100", pages, len(page.Tasks))
+		}
 		for _, tk := range page.Tasks {
 			got[tk.TaskID] = true
 		}
