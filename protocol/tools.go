@@ -16,7 +16,8 @@ type Tool struct {
 	Annotations  *ToolAnnotations `json:"annotations,omitempty"`
 	Icons        []Icon           `json:"icons,omitempty"`
 	// Execution is the tool's execution member of revision 2025-11-25
-	// (taskSupport), which only legacy tools/list results carry.
+	// (taskSupport). Sessions of earlier revisions never get it; the Tasks
+	// extension sets it on legacy tools/list results from its policies.
 	Execution *ToolExecution `json:"execution,omitempty"`
 	Meta      Meta           `json:"_meta,omitempty"`
 }

@@ -334,3 +334,19 @@ func TestLegacyTasksList(t *testing.T) {
 		t.Errorf("forged cursor: %v, want -32602", e)
 	}
 }
+
+// TestLegacyToolErrorIsFailed: a tool result with isError is a failed
+// task in the 2025-11-25 shape, and tasks/result returns that result.
+func TestLegacyToolErrorIsFailed(t *testing.T) {
+	s, _ := testServer(t, nil, nil)
+	c, _ := openLegacy(t, s, "", "2025-11-25", legacyCaps)
+	tk := startLegacy(t, c, "toolerror", nil, 60_000)
+	raw, e := c.call("tasks/result", map[string]any{"taskId": tk.TaskID})
+	if e != nil || !strings.Contains(string(raw), `"isError":true`) {
+		t.Fatalf("tasks/result: %s %v", raw, e)
+	}
+	raw, _ = c.call("tasks/get", map[string]any{"taskId": tk.TaskID})
+	if got := decodeLegacyTask(t, raw); got.Status != tasks.Failed {
+		t.Errorf("tasks/get: %+v, want failed", got)
+	}
+}
