@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
@@ -39,8 +40,9 @@ func TestSetLegacyTasks(t *testing.T) {
 }
 
 // TestLookupMethodWrap: an extension finds a built-in method with
-// LookupMethod and wraps it; the wrapper sees Request.Session of a legacy
-// session's request, and nil for a modern one.
+// LookupMethod and wraps it; the wrapper sees Request.SessionID of a
+// legacy session's request, and "" for a modern one; QueueLegacy reaches
+// the session's standalone stream.
 func TestLookupMethodWrap(t *testing.T) {
 	s := newTestServer(nil)
 	AddTool(s, &protocol.Tool{Name: "t"}, func(ctx context.Context, req *CallRequest, _ struct{}) (string, error) { return "", nil })
@@ -51,10 +53,10 @@ func TestLookupMethodWrap(t *testing.T) {
 	if !ok || m.Eras != EraModern|EraLegacy || m.Offered == nil {
 		t.Fatalf("tools/list: %+v %v", m, ok)
 	}
-	var sessions []transport.Session
+	var sessions []string
 	list := m.Handler
 	m.Handler = func(ctx context.Context, r *Request) (protocol.Result, error) {
-		sessions = append(sessions, r.Session())
+		sessions = append(sessions, r.SessionID())
 		return list(ctx, r)
 	}
 	s.HandleMethod(m)
@@ -71,7 +73,20 @@ func TestLookupMethodWrap(t *testing.T) {
 	if _, err := s.Serve(context.Background(), &transport.Request{Message: msg, Kind: transport.KindSession, Session: sess, Notifier: &collector{}}); err != nil {
 		t.Fatal(err)
 	}
-	if len(sessions) != 2 || sessions[0] != nil || sessions[1] != sess {
-		t.Errorf("Request.Session in the wrapper: %v, want [nil %v]", sessions, sess)
+	if len(sessions) != 2 || sessions[0] != "" || sessions[1] != sess.ID() {
+		t.Errorf("Request.SessionID in the wrapper: %q, want [\"\" %q]", sessions, sess.ID())
+	}
+	note := []byte(`{"jsonrpc":"2.0","method":"notifications/tasks/status","params":{}}`)
+	if err := s.QueueLegacy(context.Background(), sess.ID(), note); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if got, err := sess.Next(ctx); err != nil || string(got) != string(note) {
+		t.Errorf("the standalone stream: %s %v", got, err)
+	}
+	sess.Close()
+	if err := s.QueueLegacy(context.Background(), sess.ID(), note); err == nil {
+		t.Error("QueueLegacy to a closed session: no error")
 	}
 }

@@ -58,11 +58,15 @@ func (r *Request) ClientCapabilities() *protocol.ClientCapabilities { return r.M
 // serves them to modern requests only.
 func (r *Request) Legacy() bool { return r.session != nil }
 
-// Session returns the legacy session the request belongs to (a
-// *legacy.Session for the server's own adapter), or nil in the modern era.
-// An extension keeps it to reach the session's client later, through what
-// the session offers (legacy.Session.Queue).
-func (r *Request) Session() transport.Session { return r.session }
+// SessionID returns the id of the legacy session the request belongs to,
+// or "" in the modern era. An extension keeps it to reach the session's
+// client later (Server.QueueLegacy).
+func (r *Request) SessionID() string {
+	if r.session == nil {
+		return ""
+	}
+	return r.session.ID()
+}
 
 // WithPrincipal returns a context carrying the authenticated principal, for
 // authentication middleware in front of the transport. MRTR requestState is

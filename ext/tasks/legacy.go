@@ -40,12 +40,6 @@ type Lister interface {
 	List(ctx context.Context, principal, after string, limit int) ([]*Record, error)
 }
 
-// legacyPeer is what a legacy session offers to reach its client outside
-// its requests (legacy.Session.Queue).
-type legacyPeer interface {
-	Queue(ctx context.Context, msg []byte) error
-}
-
 // listPage is how many tasks a tasks/list page holds.
 const listPage = 100
 
@@ -165,6 +159,13 @@ func (x *Extension) withTaskSupport(tools []*protocol.Tool) []*protocol.Tool {
 // others run synchronously. As the revision requires, a task asked of a
 // Never tool, and a Must tool called without one, are refused with -32601.
 func (x *Extension) legacyCall(ctx context.Context, next server.ToolCallFunc, call *server.CallRequest, p Policy) (protocol.Result, error) {
+	declared := legacyDeclared(call.Request)
+	if !declared {
+		if p.Mode == Must {
+			return nil, missing()
+		}
+		return next(ctx, call)
+	}
 	var params struct {
 		Task *struct {
 			TTL *int64 `json:"ttl"`
@@ -173,15 +174,12 @@ func (x *Extension) legacyCall(ctx context.Context, next server.ToolCallFunc, ca
 	if err := call.DecodeParams(&params); err != nil {
 		return nil, err
 	}
-	declared := legacyDeclared(call.Request)
-	asked := declared && params.Task != nil
+	asked := params.Task != nil
 	switch {
 	case p.Mode == Never && asked:
 		return nil, jsonrpc.NewError(protocol.CodeMethodNotFound, "tool "+call.Name+" does not run as a task", nil)
 	case p.Mode == Never, p.Mode == May && !asked:
 		return next(ctx, call)
-	case !asked && !declared:
-		return nil, missing()
 	case !asked:
 		return nil, jsonrpc.NewError(protocol.CodeMethodNotFound, "tool "+call.Name+" runs only as a task: call it with params.task", nil)
 	}
@@ -199,7 +197,7 @@ func (x *Extension) legacyCall(ctx context.Context, next server.ToolCallFunc, ca
 	}
 	t := &run{x: x, principal: call.Principal, tool: call.Name, next: next, call: d,
 		promote: make(chan struct{}, 1), done: make(chan outcome, 1), executing: true}
-	t.session, _ = call.Session().(legacyPeer)
+	t.session = call.SessionID()
 	t.ctx, t.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	t.ctx = context.WithValue(t.ctx, runKey{}, t)
 	rec, err := x.record(ctx, t, ttl)
@@ -219,7 +217,8 @@ func (x *Extension) notifyLegacy(rec *Record) {
 	x.mu.Lock()
 	t := x.runs[rec.ID]
 	x.mu.Unlock()
-	if t == nil || t.session == nil {
+	s := x.srv.Load()
+	if t == nil || t.session == "" || s == nil {
 		return
 	}
 	params, err := json.Marshal(rec.legacyWire())
@@ -228,7 +227,7 @@ func (x *Extension) notifyLegacy(rec *Record) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := t.session.Queue(ctx, jsonrpc.AppendNotification(nil, NotificationLegacyStatus, params)); err != nil {
+	if err := s.QueueLegacy(ctx, t.session, jsonrpc.AppendNotification(nil, NotificationLegacyStatus, params)); err != nil {
 		x.log.Warn("tasks: legacy status notification", "task", rec.ID, "err", err)
 	}
 }

@@ -36,7 +36,7 @@ type run struct {
 
 	// session is the legacy session that created the task (nil for a
 	// modern client): it is sent notifications/tasks/status.
-	session legacyPeer
+	session string
 
 	promoted  atomic.Bool
 	cancelled atomic.Bool

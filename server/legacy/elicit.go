@@ -115,13 +115,15 @@ func (sn sessionNotifier) Notify(msg []byte) error {
 	return sn.s.ElicitationComplete(p.Params.ElicitationID, sn.n)
 }
 
-// Queue queues msg, an encoded JSON-RPC notification, for the session's
-// standalone stream, on whichever replica the client follows it (the
-// oldest queued messages are dropped beyond the outbox bound). An
-// extension sends through it what concerns the session outside any of its
-// requests, such as the status notifications of its tasks.
-func (s *Session) Queue(ctx context.Context, msg []byte) error {
-	if err := s.a.push(ctx, s.id, msg); err != nil {
+// Queue queues msg, an encoded JSON-RPC notification, for the standalone
+// stream of the session id, on whichever replica its client follows it
+// (the oldest queued messages are dropped beyond the outbox bound). It
+// fails when the session is gone or the legacy era is off.
+func (a *Adapter) Queue(ctx context.Context, id string, msg []byte) error {
+	if a.Legacy() == nil {
+		return errors.New("legacy: the legacy era is off")
+	}
+	if err := a.push(ctx, id, msg); err != nil {
 		return storeError(err)
 	}
 	return nil

@@ -45,13 +45,13 @@ func TestTasksShapes(t *testing.T) {
 	}
 }
 
-// TestSessionQueue: Queue puts a notification on the session's standalone
+// TestAdapterQueue: Queue puts a notification on the session's standalone
 // stream.
-func TestSessionQueue(t *testing.T) {
+func TestAdapterQueue(t *testing.T) {
 	a, _ := newAdapter(t, nil)
 	s := open(t, a, `{}`, true)
 	msg := `{"jsonrpc":"2.0","method":"notifications/tasks/status","params":{"taskId":"x"}}`
-	if err := s.Queue(context.Background(), []byte(msg)); err != nil {
+	if err := a.Queue(context.Background(), s.ID(), []byte(msg)); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5e9)
@@ -61,7 +61,7 @@ func TestSessionQueue(t *testing.T) {
 		t.Errorf("Next: %s %v, want %s", got, err, msg)
 	}
 	s.Close()
-	if err := s.Queue(context.Background(), []byte(msg)); err == nil {
+	if err := a.Queue(context.Background(), s.ID(), []byte(msg)); err == nil {
 		t.Error("Queue on a closed session: no error")
 	}
 }
