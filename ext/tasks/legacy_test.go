@@ -14,10 +14,11 @@ import (
 	"github.com/mcpkit/mcpkit/server/legacy"
 )
 
-// TestLegacyClientsGetNoTasks: the 2025-11-25 form of tasks is not
-// served, so a legacy-era client, even one that declares the extension,
-// is never sent a task: a May tool answers synchronously, a Must tool is
-// refused (-32021, which the legacy era reports as -32600).
+// TestLegacyClientsGetNoTasks: a legacy-era client that does not declare
+// the 2025-11-25 tasks capability, even one that declares the extension
+// (as mcpkit's client does), is never sent a task: a May tool answers
+// synchronously, a Must tool is refused (-32021, which the legacy era
+// reports as -32600).
 func TestLegacyClientsGetNoTasks(t *testing.T) {
 	s, _ := testServer(t, nil, nil)
 	both := legacy.New(s, nil)
