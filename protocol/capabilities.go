@@ -32,6 +32,10 @@ type ClientCapabilities struct {
 	Sampling     *SamplingCapability    `json:"sampling,omitempty"`
 	Elicitation  *ElicitationCapability `json:"elicitation,omitempty"`
 	Extensions   map[string]Object      `json:"extensions,omitempty"`
+	// Tasks is the tasks capability of revision 2025-11-25 (list, cancel,
+	// requests): a legacy session's client declares it in initialize.
+	// Revision 2026-07-28 has tasks as an extension (Extensions) instead.
+	Tasks Object `json:"tasks,omitzero"`
 }
 
 // RootsCapability is the client's roots capability.
@@ -61,6 +65,10 @@ type ServerCapabilities struct {
 	Resources    *ResourcesCapability   `json:"resources,omitempty"`
 	Tools        *ListChangedCapability `json:"tools,omitempty"`
 	Extensions   map[string]Object      `json:"extensions,omitempty"`
+	// Tasks is the tasks capability of revision 2025-11-25, which only a
+	// legacy initialize result carries (Server.SetLegacyTasks);
+	// server/discover leaves it out.
+	Tasks Object `json:"tasks,omitzero"`
 }
 
 // ListChangedCapability is the tools or prompts capability.

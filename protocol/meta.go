@@ -393,7 +393,7 @@ func decodeImplementation(v []byte) (*Implementation, error) {
 
 // clone returns a copy of c that shares nothing with it.
 func (c *ClientCapabilities) clone() *ClientCapabilities {
-	out := &ClientCapabilities{Experimental: cloneObjects(c.Experimental), Extensions: cloneObjects(c.Extensions)}
+	out := &ClientCapabilities{Experimental: cloneObjects(c.Experimental), Extensions: cloneObjects(c.Extensions), Tasks: cloneObject(c.Tasks)}
 	if c.Roots != nil {
 		r := *c.Roots
 		out.Roots = &r

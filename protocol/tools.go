@@ -15,7 +15,18 @@ type Tool struct {
 	OutputSchema json.RawMessage  `json:"outputSchema,omitempty"`
 	Annotations  *ToolAnnotations `json:"annotations,omitempty"`
 	Icons        []Icon           `json:"icons,omitempty"`
-	Meta         Meta             `json:"_meta,omitempty"`
+	// Execution is the tool's execution member of revision 2025-11-25
+	// (taskSupport). Sessions of earlier revisions never get it; the Tasks
+	// extension sets it on legacy tools/list results from its policies.
+	Execution *ToolExecution `json:"execution,omitempty"`
+	Meta      Meta           `json:"_meta,omitempty"`
+}
+
+// ToolExecution is how a tool runs, in revision 2025-11-25.
+type ToolExecution struct {
+	// TaskSupport is "forbidden" (the default), "optional" or "required":
+	// whether a client may, or must, call the tool as a task.
+	TaskSupport string `json:"taskSupport,omitempty"`
 }
 
 // ToolAnnotations are untrusted hints about a tool's behaviour.

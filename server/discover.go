@@ -7,9 +7,11 @@ import (
 )
 
 func (s *Server) serveDiscover(ctx context.Context, r *Request) (protocol.Result, error) {
+	caps := s.Capabilities()
+	caps.Tasks = nil // the 2025-11-25 member: legacy initialize results only
 	return &protocol.DiscoverResult{
 		SupportedVersions: s.versions,
-		Capabilities:      s.Capabilities(),
+		Capabilities:      caps,
 		Instructions:      s.opts.Instructions,
 		CacheHints:        s.discoverCache(),
 	}, nil

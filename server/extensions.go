@@ -86,3 +86,24 @@ func (s *Server) UseToolCalls(mw ...ToolCallMiddleware) {
 	}
 	s.runTool.Store(&run)
 }
+
+// QueueLegacy queues msg, an encoded JSON-RPC notification, for the
+// standalone stream of the legacy session id (Request.SessionID), on
+// whichever replica its client follows that stream. An extension sends
+// through it what concerns a session outside its requests, such as the
+// status notifications of the tasks it created. It fails when the session
+// is gone or the legacy era is off.
+func (s *Server) QueueLegacy(ctx context.Context, sessionID string, msg []byte) error {
+	return s.front.Queue(ctx, sessionID, msg)
+}
+
+// SetLegacyTasks sets the tasks capability of revision 2025-11-25 (its
+// list, cancel and requests members) that the initialize result of a
+// 2025-11-25 legacy session advertises; nil advertises none. An extension
+// that serves that revision's tasks methods to legacy sessions sets it in
+// Register. server/discover never carries it.
+func (s *Server) SetLegacyTasks(caps protocol.Object) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.legacyTasks = caps
+}

@@ -71,6 +71,17 @@ func (s *Server) HandleMethod(m Method) {
 	s.methods.Store(&next)
 }
 
+// LookupMethod returns the method registered under name (a built-in one
+// included), whatever its eras, so that an extension can wrap it: register
+// a Method of the same name whose handler calls the one found.
+func (s *Server) LookupMethod(name string) (Method, bool) {
+	m := (*s.methods.Load())[name]
+	if m == nil {
+		return Method{}, false
+	}
+	return *m, true
+}
+
 // method returns the method named name when it is served in era.
 func (s *Server) method(name string, era Era) *Method {
 	m := (*s.methods.Load())[name]

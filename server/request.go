@@ -58,6 +58,16 @@ func (r *Request) ClientCapabilities() *protocol.ClientCapabilities { return r.M
 // serves them to modern requests only.
 func (r *Request) Legacy() bool { return r.session != nil }
 
+// SessionID returns the id of the legacy session the request belongs to,
+// or "" in the modern era. An extension keeps it to reach the session's
+// client later (Server.QueueLegacy).
+func (r *Request) SessionID() string {
+	if r.session == nil {
+		return ""
+	}
+	return r.session.ID()
+}
+
 // WithPrincipal returns a context carrying the authenticated principal, for
 // authentication middleware in front of the transport. MRTR requestState is
 // bound to it. It is transport.WithPrincipal.

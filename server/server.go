@@ -123,6 +123,7 @@ type Server struct {
 	templates   registry[*templateEntry]
 	prompts     registry[*promptEntry]
 	completions map[completionKey]CompleteHandler
+	legacyTasks protocol.Object // the 2025-11-25 tasks capability (SetLegacyTasks)
 
 	closeOnce sync.Once
 	done      chan struct{}
@@ -216,6 +217,7 @@ func (s *Server) Capabilities() protocol.ServerCapabilities {
 	caps := protocol.ServerCapabilities{
 		Logging:    protocol.Object{},
 		Extensions: s.opts.Extensions,
+		Tasks:      s.legacyTasks,
 	}
 	if s.tools.len() > 0 {
 		caps.Tools = &protocol.ListChangedCapability{ListChanged: true}

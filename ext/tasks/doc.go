@@ -41,6 +41,12 @@
 // Subscriptions/listen streams that list taskIds get notifications/tasks at
 // each change of status.
 //
+// A 2025-11-25 legacy session whose client declared that revision's tasks
+// capability gets the same tasks through that revision's methods
+// (params.task on tools/call, tasks/get, tasks/result, tasks/list,
+// tasks/cancel, notifications/tasks/status, execution.taskSupport): see
+// legacy.go and the README's Tasks section for what does not map.
+//
 // On a client, Use declares the extension and adds the middleware that
 // turns a task into the call's result: CallTool returns what the
 // synchronous call would have, polling at the server's interval,

@@ -53,6 +53,9 @@ func (x *Extension) lookup(ctx context.Context, r *server.Request, id, what stri
 
 // serveGet answers tasks/get.
 func (x *Extension) serveGet(ctx context.Context, r *server.Request) (protocol.Result, error) {
+	if r.Legacy() {
+		return x.legacyGet(ctx, r)
+	}
 	if !declared(r) {
 		return nil, missing()
 	}
@@ -85,32 +88,42 @@ func (x *Extension) serveUpdate(ctx context.Context, r *server.Request) (protoco
 	if err != nil {
 		return nil, err
 	}
+	if err := x.answer(ctx, rec, p.InputResponses); err != nil {
+		return nil, err
+	}
+	return &protocol.EmptyResult{}, nil
+}
+
+// answer gives the answers under the keys of rec's outstanding input
+// requests to its run; once every one is answered, the handler runs again
+// with them all. Answers under other keys are ignored.
+func (x *Extension) answer(ctx context.Context, rec *Record, responses map[string]json.RawMessage) error {
 	if rec.Status != InputRequired {
-		return &protocol.EmptyResult{}, nil
+		return nil
 	}
 	x.mu.Lock()
 	t := x.runs[rec.ID]
 	x.mu.Unlock()
 	if t == nil {
-		return &protocol.EmptyResult{}, nil
+		return nil
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	got := map[string]json.RawMessage{}
-	for k, v := range p.InputResponses {
+	for k, v := range responses {
 		if _, asked := rec.InputRequests[k]; !asked {
 			continue
 		}
 		if len(v) == 0 || v[0] != '{' {
-			return nil, protocol.InvalidParams(fmt.Sprintf("inputResponses[%q] must be an object", k))
+			return protocol.InvalidParams(fmt.Sprintf("inputResponses[%q] must be an object", k))
 		}
 		got[k] = v
 	}
 	if len(got) == 0 {
-		return &protocol.EmptyResult{}, nil
+		return nil
 	}
 	resume := false
-	rec, err = x.store.Update(ctx, rec.ID, func(rr *Record) error {
+	rec, err := x.store.Update(ctx, rec.ID, func(rr *Record) error {
 		if rr.Status != InputRequired {
 			return ErrUnchanged
 		}
@@ -129,9 +142,9 @@ func (x *Extension) serveUpdate(ctx context.Context, r *server.Request) (protoco
 	})
 	switch {
 	case errors.Is(err, ErrUnchanged):
-		return &protocol.EmptyResult{}, nil
+		return nil
 	case err != nil:
-		return nil, storeError("updating the task", err)
+		return storeError("updating the task", err)
 	}
 	if t.answers == nil {
 		t.answers = map[string]json.RawMessage{}
@@ -143,15 +156,18 @@ func (x *Extension) serveUpdate(ctx context.Context, r *server.Request) (protoco
 		if err := x.resume(t); err != nil {
 			t.executing = false
 			x.settleLocked(t, outcome{err: protocol.InternalError("resuming the task: " + err.Error())})
-			return &protocol.EmptyResult{}, nil
+			return nil
 		}
 	}
 	x.notify(rec)
-	return &protocol.EmptyResult{}, nil
+	return nil
 }
 
 // serveCancel answers tasks/cancel: idempotent, cooperative.
 func (x *Extension) serveCancel(ctx context.Context, r *server.Request) (protocol.Result, error) {
+	if r.Legacy() {
+		return x.legacyCancel(ctx, r)
+	}
 	if !declared(r) {
 		return nil, missing()
 	}
@@ -163,17 +179,23 @@ func (x *Extension) serveCancel(ctx context.Context, r *server.Request) (protoco
 	if err != nil {
 		return nil, err
 	}
-	if rec.Status.Terminal() {
-		return &protocol.EmptyResult{}, nil
+	if !rec.Status.Terminal() {
+		x.cancelTask(ctx, rec)
 	}
+	return &protocol.EmptyResult{}, nil
+}
+
+// cancelTask cancels the task of rec, not terminal: its run if this
+// process has it, its record in any case.
+func (x *Extension) cancelTask(ctx context.Context, rec *Record) {
 	x.mu.Lock()
 	t := x.runs[rec.ID]
 	x.mu.Unlock()
 	if t != nil {
 		x.cancelRun(ctx, t, "The task was cancelled at the client's request.")
-		return &protocol.EmptyResult{}, nil
+		return
 	}
-	rec, err = x.store.Update(ctx, rec.ID, func(rr *Record) error {
+	rec, err := x.store.Update(ctx, rec.ID, func(rr *Record) error {
 		if rr.Status.Terminal() {
 			return ErrUnchanged
 		}
@@ -183,7 +205,6 @@ func (x *Extension) serveCancel(ctx context.Context, r *server.Request) (protoco
 	if err == nil {
 		x.notify(rec)
 	}
-	return &protocol.EmptyResult{}, nil
 }
 
 // maxListenTasks bounds the taskIds of one listen request.
@@ -227,9 +248,14 @@ func (x *Extension) notify(rec *Record) {
 	if s == nil || rec == nil {
 		return
 	}
+	x.mu.Lock()
+	close(x.changed)
+	x.changed = make(chan struct{})
+	x.mu.Unlock()
 	if err := s.Notify(context.Background(), topic(rec.ID), NotificationStatus, rec.wire()); err != nil {
 		x.log.Warn("tasks: status notification", "task", rec.ID, "err", err)
 	}
+	x.notifyLegacy(rec)
 }
 
 // sweepEvery is how often expired tasks are reclaimed, on task creation.

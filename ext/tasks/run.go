@@ -34,6 +34,10 @@ type run struct {
 	lastWrite time.Time // of a status message
 	executing bool      // a handler runs (false while waiting for input)
 
+	// session is the legacy session that created the task (nil for a
+	// modern client): it is sent notifications/tasks/status.
+	session string
+
 	promoted  atomic.Bool
 	cancelled atomic.Bool
 	released  atomic.Bool
@@ -122,6 +126,9 @@ func (x *Extension) middleware(next server.ToolCallFunc) server.ToolCallFunc {
 			return next(ctx, call)
 		}
 		p := x.policy(call.Name)
+		if call.Legacy() {
+			return x.legacyCall(ctx, next, call, p)
+		}
 		if p.Mode == Never {
 			return next(ctx, call)
 		}
@@ -231,12 +238,24 @@ func (x *Extension) execute(t *run, call *server.CallRequest) {
 // create records t as a task and answers with the CreateTaskResult; the
 // handler goes on, and a goroutine waits for its outcome.
 func (x *Extension) create(ctx context.Context, t *run) (protocol.Result, error) {
+	rec, err := x.record(ctx, t, x.opts.TTL)
+	if err != nil {
+		return nil, err
+	}
+	res := &taskResult{Task: rec.wire()}
+	res.ResultType = ResultTypeTask
+	return res, nil
+}
+
+// record records t as a task that lives for ttl and starts the goroutine
+// that waits for its outcome.
+func (x *Extension) record(ctx context.Context, t *run, ttl time.Duration) (*Record, error) {
 	now := time.Now()
 	t.mu.Lock()
 	msg := t.message
 	t.mu.Unlock()
 	rec := &Record{ID: newID(), Principal: t.principal, Tool: t.tool, Status: Working, StatusMessage: msg,
-		CreatedAt: now, UpdatedAt: now, TTL: x.opts.TTL, PollInterval: x.opts.PollInterval}
+		CreatedAt: now, UpdatedAt: now, TTL: ttl, PollInterval: x.opts.PollInterval}
 	x.sweep(ctx, now)
 	if err := x.store.Create(context.WithoutCancel(ctx), rec); err != nil {
 		if errors.Is(err, ErrFull) {
@@ -252,9 +271,7 @@ func (x *Extension) create(ctx context.Context, t *run) (protocol.Result, error)
 	t.promoted.Store(true)
 	x.wg.Add(1)
 	go x.await(t, rec.Expires())
-	res := &taskResult{Task: rec.wire()}
-	res.ResultType = ResultTypeTask
-	return res, nil
+	return rec, nil
 }
 
 // await waits for the outcome of t's handler (or the end of its TTL) and

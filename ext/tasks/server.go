@@ -93,12 +93,13 @@ type Extension struct {
 	byPrincipal map[string]int
 	closed      bool
 	lastSweep   time.Time
+	changed     chan struct{} // closed and replaced at each change of a task (notify)
 	wg          sync.WaitGroup
 }
 
 // New returns an Extension with the options given (nil for defaults).
 func New(opts *Options) *Extension {
-	x := &Extension{policies: map[string]Policy{}, runs: map[string]*run{}, byPrincipal: map[string]int{}}
+	x := &Extension{policies: map[string]Policy{}, runs: map[string]*run{}, byPrincipal: map[string]int{}, changed: make(chan struct{})}
 	if opts != nil {
 		x.opts = *opts
 	}
@@ -157,19 +158,24 @@ func (x *Extension) policy(name string) Policy {
 
 // Register implements server.Extension: it adds tasks/get, tasks/update
 // and tasks/cancel, the tools/call middleware and the taskIds member of
-// the listen filter to s.
+// the listen filter to s; and for 2025-11-25 legacy sessions that
+// revision's tasks capability, tasks/get, tasks/result, tasks/list,
+// tasks/cancel and the execution.taskSupport of tools/list (legacy.go).
 func (x *Extension) Register(s *server.Server) (protocol.Object, error) {
 	if !x.srv.CompareAndSwap(nil, s) {
 		return nil, errors.New("tasks: the extension is installed on a server already")
 	}
+	both := server.EraModern | server.EraLegacy
 	for _, m := range []server.Method{
-		{Name: MethodGet, Handler: x.serveGet},
-		{Name: MethodUpdate, Handler: x.serveUpdate},
-		{Name: MethodCancel, Handler: x.serveCancel},
+		{Name: MethodGet, Handler: x.serveGet, Eras: both},
+		{Name: MethodUpdate, Handler: x.serveUpdate, Eras: server.EraModern},
+		{Name: MethodCancel, Handler: x.serveCancel, Eras: both},
+		{Name: MethodResult, Handler: x.serveResult, Eras: server.EraLegacy},
+		{Name: MethodList, Handler: x.serveList, Eras: server.EraLegacy},
 	} {
-		m.Eras = server.EraModern
 		s.HandleMethod(m)
 	}
+	x.registerLegacy(s)
 	s.UseToolCalls(x.middleware)
 	s.HandleListen(server.ListenFilter{Key: "taskIds", Accept: x.acceptListen})
 	return nil, nil

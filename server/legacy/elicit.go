@@ -114,3 +114,17 @@ func (sn sessionNotifier) Notify(msg []byte) error {
 	}
 	return sn.s.ElicitationComplete(p.Params.ElicitationID, sn.n)
 }
+
+// Queue queues msg, an encoded JSON-RPC notification, for the standalone
+// stream of the session id, on whichever replica its client follows it
+// (the oldest queued messages are dropped beyond the outbox bound). It
+// fails when the session is gone or the legacy era is off.
+func (a *Adapter) Queue(ctx context.Context, id string, msg []byte) error {
+	if a.Legacy() == nil {
+		return errors.New("legacy: the legacy era is off")
+	}
+	if err := a.push(ctx, id, msg); err != nil {
+		return storeError(err)
+	}
+	return nil
+}

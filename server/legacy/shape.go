@@ -76,6 +76,7 @@ func (r revision) clientCapabilities(c *protocol.ClientCapabilities) *protocol.C
 		return c
 	}
 	out := *c
+	out.Tasks = nil // revision 2025-11-25's
 	if !r.since2025_06_18 {
 		out.Elicitation = nil
 	} else if out.Elicitation != nil {
@@ -90,6 +91,9 @@ func (r revision) clientCapabilities(c *protocol.ClientCapabilities) *protocol.C
 // serverCapabilities shapes the core's capabilities.
 func (r revision) serverCapabilities(c protocol.ServerCapabilities) protocol.ServerCapabilities {
 	c.Extensions = nil
+	if !r.since2025_11_25 {
+		c.Tasks = nil
+	}
 	if !r.since2025_03_26 {
 		c.Completions = nil
 	}
@@ -135,7 +139,7 @@ func (r revision) tools(list []*protocol.Tool) []*protocol.Tool {
 		return list
 	}
 	return copied(list, func(c *protocol.Tool) {
-		c.Icons = nil
+		c.Icons, c.Execution = nil, nil
 		if !r.since2025_06_18 {
 			c.Title, c.OutputSchema, c.Meta = "", nil, nil
 		}

@@ -1,0 +1,102 @@
+package conformance
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcpkit/mcpkit/conformance/everything"
+	"github.com/mcpkit/mcpkit/transport/streamable"
+)
+
+// TestConformanceTypeScriptLegacyTasksClient: the official TypeScript
+// SDK's Client (@modelcontextprotocol/sdk, pinned) negotiates revision
+// 2025-11-25 with the everything-server, declares that revision's tasks
+// capability and calls slow_compute and confirm_delete as tasks
+// (params.task), following them to their results through tasks/get and
+// tasks/result (confirm_delete's confirmation arriving as an
+// elicitation/create on the tasks/result stream), lists its tasks and
+// cancels a failing_job task.
+func TestConformanceTypeScriptLegacyTasksClient(t *testing.T) {
+	bin := suiteBin(t)
+	srv, tx := everything.NewWithTasks(nil, nil)
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", streamable.NewHandler(srv, nil))
+	addr := serveLoopback(t, mux)
+	t.Cleanup(func() { tx.Close(); srv.Close() })
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(bin, "node"), filepath.Join("sdk", "tasks-legacy-client.mjs"), "http://"+addr+"/mcp")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) } // the group this test started
+	cmd.WaitDelay = 5 * time.Second
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("TypeScript client: %v\nstdout: %s\nstderr: %s", err, out, stderr)
+	}
+	t.Logf("client saw: %s", out)
+	var got struct {
+		ServerTasks *struct {
+			Requests struct {
+				Tools struct {
+					Call json.RawMessage `json:"call"`
+				} `json:"tools"`
+			} `json:"requests"`
+		} `json:"serverTasks"`
+		TaskSupport map[string]string          `json:"taskSupport"`
+		Calls       map[string]json.RawMessage `json:"calls"`
+		Messages    map[string][]string        `json:"messages"`
+		Elicited    []string                   `json:"elicited"`
+		Listed      []string                   `json:"listed"`
+		Cancelled   string                     `json:"cancelled"`
+		AfterCancel string                     `json:"afterCancel"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("client output %q: %v", out, err)
+	}
+	if got.ServerTasks == nil || got.ServerTasks.Requests.Tools.Call == nil {
+		t.Errorf("the initialize result's tasks capability: %s", out)
+	}
+	if got.TaskSupport["slow_compute"] != "optional" || got.TaskSupport["failing_job"] != "required" || got.TaskSupport["greet"] != "" {
+		t.Errorf("taskSupport: %v", got.TaskSupport)
+	}
+	for tool, want := range map[string]string{
+		"slow_compute":   "Computed from typescript in 1s",
+		"confirm_delete": "Deleted ts.txt",
+	} {
+		var r struct {
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+			IsError bool `json:"isError"`
+		}
+		if err := json.Unmarshal(got.Calls[tool], &r); err != nil || r.IsError || len(r.Content) != 1 || r.Content[0].Text != want {
+			t.Errorf("%s: %s, want the text %q", tool, got.Calls[tool], want)
+		}
+		if m := got.Messages[tool]; len(m) == 0 || m[0] != "taskCreated" || m[len(m)-1] != "result" {
+			t.Errorf("%s: the stream's messages %v, want taskCreated first and result last", tool, m)
+		}
+		var id string
+		_ = json.Unmarshal(got.Calls[tool+":taskId"], &id)
+		if id == "" || !slices.Contains(got.Listed, id) {
+			t.Errorf("%s: task %q not in tasks/list %v", tool, id, got.Listed)
+		}
+	}
+	if len(got.Elicited) != 1 || got.Elicited[0] != "Delete ts.txt?" {
+		t.Errorf("elicitations: %q", got.Elicited)
+	}
+	if got.Cancelled != "cancelled" || got.AfterCancel != "cancelled" {
+		t.Errorf("cancelled failing_job: %q then %q", got.Cancelled, got.AfterCancel)
+	}
+}
