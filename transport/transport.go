@@ -116,6 +116,13 @@ type ServeFunc func(ctx context.Context, req *Request) (protocol.Result, error)
 // client responses (Receive: req.Message.IsRequest() is false, and what
 // the chain returns for them is ignored). req.Session tells the era;
 // initialize returns *Opened.
+//
+// The request's principal is the transport's, set before any middleware
+// runs (by the HTTP handler chain: auth/resource, or transport.WithPrincipal
+// in an http.Handler): a transport finds a legacy session by its id and
+// that principal (Legacy.Session) before the middleware sees the request,
+// so a principal a middleware sets reaches handlers but does not change
+// whose sessions a request may use.
 type Middleware func(next ServeFunc) ServeFunc
 
 // Use returns h with its messages handled through the middleware, the
