@@ -29,9 +29,12 @@ type TaskOptions struct {
 	MaxRecordBytes int
 	// Lease is how long a replica's tasks stay working without it
 	// renewing its lease; 0 means 30 seconds. The lease is renewed every
-	// third of it.
+	// third of it. Less than 30 ms is taken as 30 ms.
 	Lease time.Duration
 }
+
+// minLease bounds TaskOptions.Lease from below.
+const minLease = 30 * time.Millisecond
 
 // Tasks returns the tasks.Store kept in Redis, shared by every replica
 // on the Store's Redis and prefix. A task is a hash (its record as JSON,
@@ -56,7 +59,7 @@ func (s *Store) Tasks(opts *TaskOptions) *Tasks {
 			t.maxBytes = opts.MaxRecordBytes
 		}
 		if opts.Lease > 0 {
-			t.lease = opts.Lease
+			t.lease = max(opts.Lease, minLease)
 		}
 	}
 	var b [16]byte

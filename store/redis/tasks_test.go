@@ -260,6 +260,11 @@ func TestTaskStoreLease(t *testing.T) {
 		t.Error(err)
 	}
 
+	// A lease too short to renew is taken as the shortest one.
+	if err := openStore(t, p.URL()).Tasks(&redis.TaskOptions{Lease: time.Nanosecond}).Close(); err != nil {
+		t.Error(err)
+	}
+
 	// A replica that shuts down ends its lease at once.
 	c := openStore(t, p.URL()).Tasks(&redis.TaskOptions{Lease: time.Hour})
 	create(c, "c1", tasks.Working)
