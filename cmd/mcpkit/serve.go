@@ -225,6 +225,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	if coreOpts.StateKey, coreOpts.PreviousStateKeys, err = redisstore.ReadStateKeys(*keyFile); err != nil {
 		return usageError(e, "serve sql", err.Error())
 	}
+	var shared *redisstore.Store
 	if *storeURL != "" {
 		if coreOpts.StateKey == nil {
 			return usageError(e, "serve sql", "--store needs the key replicas share: --state-key-file or $"+redisstore.StateKeyEnv)
@@ -235,6 +236,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 			return exitUnreachable
 		}
 		defer st.Close()
+		shared = st
 		st.Share(coreOpts)
 		st.ShareStreams(&streamOpts)
 		sec.replay = st.OnceStore()
@@ -242,7 +244,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	core := server.New(protocol.Implementation{Name: "mcpkit-sql", Title: "mcpkit database server", Version: version()}, coreOpts)
 	sqlserver.RegisterAll(core, opened...)
 	defer core.Close()
-	tx, taskStore, closeTasks, err := tf.open(*addr, *useStdio, served, *maxBytes)
+	tx, taskStore, closeTasks, err := tf.open(*addr, *useStdio, served, *maxBytes, shared)
 	if err != nil {
 		fmt.Fprintf(e.Stderr, "mcpkit serve sql: %v\n", err)
 		return exitFailed

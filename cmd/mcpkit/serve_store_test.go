@@ -1,13 +1,16 @@
 package main
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/mcpkit/mcpkit/ext/tasks"
 	"github.com/mcpkit/mcpkit/sqlserver"
 	"github.com/mcpkit/mcpkit/store/redis/redistest"
 )
@@ -81,4 +84,30 @@ func TestServeSQLReplicas(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(body, "250") {
 		t.Fatalf("query on B in A's session: %d %s", resp.StatusCode, body)
 	}
+}
+
+// TestServeSQLReplicasShareTasks: with --store, the replicas keep their
+// tasks in the shared Redis: a query that became a task on one replica is
+// read, with its progress, on another, and its cancellation (on the
+// replica that runs it) is seen there too.
+func TestServeSQLReplicasShareTasks(t *testing.T) {
+	p := redistest.Redis(t)
+	t.Setenv("MCPKIT_STATE_KEY", strings.Repeat("5a", 32))
+	db := filepath.Join(t.TempDir(), "demo.db")
+	if err := sqlserver.EnsureDemo(db); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := startServe(t, "--db", db, "--store", p.URL(), "--task-after", "200ms", "--statement-timeout", "10m")
+	b, _ := startServe(t, "--db", db, "--store", p.URL(), "--task-after", "200ms")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	sa, sb := tasksClient(t, ctx, a), tasksClient(t, ctx, b)
+	tk := startTask(t, ctx, sa, map[string]any{"sql": slowSQLite})
+	waitTask(t, ctx, sb, tk.TaskID, func(tk *tasks.Task) bool {
+		return tk.Status == tasks.Working && strings.HasPrefix(tk.StatusMessage, "running for ")
+	})
+	if err := tasks.Cancel(ctx, sa, tk.TaskID); err != nil {
+		t.Fatalf("tasks/cancel: %v", err)
+	}
+	waitTask(t, ctx, sb, tk.TaskID, func(tk *tasks.Task) bool { return tk.Status == tasks.Cancelled })
 }

@@ -129,7 +129,8 @@ func TestServeSQLQueryTask(t *testing.T) {
 // TestServeSQLTaskFlags: the flags are checked, and --task-after 0 serves
 // no Tasks extension.
 func TestServeSQLTaskFlags(t *testing.T) {
-	for _, args := range [][]string{{"--task-after", "-1s"}, {"--task-after", "0", "--task-store", "x.db"}, {"--task-ttl", "0"}} {
+	for _, args := range [][]string{{"--task-after", "-1s"}, {"--task-after", "0", "--task-store", "x.db"}, {"--task-ttl", "0"},
+		{"--store", "redis://127.0.0.1:1/0", "--task-store", "x.db"}} {
 		r := mcpkit(t, append([]string{"serve", "sql", "--addr", "127.0.0.1:0"}, args...)...)
 		if r.code != exitUsage || !strings.Contains(r.stderr, "--task-") {
 			t.Errorf("%v: %d %s", args, r.code, r.stderr)

@@ -15,6 +15,7 @@ import (
 	"github.com/mcpkit/mcpkit/ext/tasks"
 	"github.com/mcpkit/mcpkit/server"
 	"github.com/mcpkit/mcpkit/sqlserver"
+	redisstore "github.com/mcpkit/mcpkit/store/redis"
 )
 
 // serveTasks are the flags of `mcpkit serve sql` for the Tasks extension
@@ -32,7 +33,7 @@ const defaultTaskAfter = 3 * time.Second
 
 func (f *serveTasks) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.after, "task-after", defaultTaskAfter, "a query still running after `DURATION` becomes a task (io.modelcontextprotocol/tasks) for clients that declared the extension; 0 turns tasks off")
-	fs.StringVar(&f.store, "task-store", "", "keep task records in the SQLite file `PATH`, or \"memory\" (lost at exit); default: a file of the user cache directory (mcpkit/tasks/) named after the listen address and the databases; memory with --stdio or on port 0")
+	fs.StringVar(&f.store, "task-store", "", "keep task records in the SQLite file `PATH`, or \"memory\" (lost at exit); default: a file of the user cache directory (mcpkit/tasks/) named after the listen address and the databases; memory with --stdio or on port 0; with --store, the shared Redis")
 	fs.DurationVar(&f.ttl, "task-ttl", time.Hour, "keep a task and its rows for `DURATION` from its creation; one still running then is cancelled")
 }
 
@@ -43,6 +44,8 @@ func (f *serveTasks) check(set map[string]bool) error {
 		return errors.New("--task-after must not be negative")
 	case f.after == 0 && (set["task-store"] || set["task-ttl"]):
 		return errors.New("--task-store and --task-ttl are for tasks, which --task-after 0 turns off")
+	case set["task-store"] && set["store"]:
+		return errors.New("--task-store is one server's; with --store the replicas keep their tasks in the shared Redis")
 	case f.ttl < time.Second || f.ttl > 7*24*time.Hour:
 		return errors.New("--task-ttl must be between 1s and 168h")
 	}
@@ -69,13 +72,19 @@ func taskStorePath(addr string, served []sqlserver.Options) (string, error) {
 // open returns the extension with the query tool as a May tool, and
 // sets base.Status so that a query's progress is the task's status
 // message; nil when tasks are off. closeStore closes the store after the
-// extension.
-func (f *serveTasks) open(addr string, useStdio bool, served []sqlserver.Options, maxResultBytes int) (x *tasks.Extension, where string, closeStore func(), err error) {
+// extension. With shared (--store), the tasks are kept in its Redis, for
+// every replica.
+func (f *serveTasks) open(addr string, useStdio bool, served []sqlserver.Options, maxResultBytes int, shared *redisstore.Store) (x *tasks.Extension, where string, closeStore func(), err error) {
 	if f.after == 0 {
 		return nil, "", func() {}, nil
 	}
+	// The query result holds its rows twice (text and structuredContent),
+	// each within --max-result-bytes.
+	maxTaskResult := 2*maxResultBytes + 1<<20
 	path, byDefault := f.store, false
-	if _, port, _ := net.SplitHostPort(addr); path == "" && !useStdio && port != "0" {
+	if shared != nil {
+		path = "redis"
+	} else if _, port, _ := net.SplitHostPort(addr); path == "" && !useStdio && port != "0" {
 		// A server on a port of its own: the same address and databases
 		// after a restart find the tasks again. (On port 0 the address
 		// changes at each start: tasks stay in memory.)
@@ -86,9 +95,13 @@ func (f *serveTasks) open(addr string, useStdio bool, served []sqlserver.Options
 	}
 	var store tasks.Store
 	closeStore = func() {}
-	if path == "" || path == "memory" {
+	switch {
+	case shared != nil:
+		ts := shared.Tasks(&redisstore.TaskOptions{MaxRecordBytes: maxTaskResult + 1<<20})
+		store, where, closeStore = ts, "in the shared Redis", func() { ts.Close() }
+	case path == "" || path == "memory":
 		store, where = tasks.NewMemoryStore(), "in memory"
-	} else {
+	default:
 		st, err := openTaskStore(path)
 		switch {
 		case err != nil && byDefault:
@@ -103,9 +116,7 @@ func (f *serveTasks) open(addr string, useStdio bool, served []sqlserver.Options
 	}
 	x = tasks.New(&tasks.Options{
 		Store: store, TTL: f.ttl, After: f.after,
-		// The query result holds its rows twice (text and
-		// structuredContent), each within --max-result-bytes.
-		MaxResultBytes: 2*maxResultBytes + 1<<20,
+		MaxResultBytes: maxTaskResult,
 	})
 	x.SetTool("query", tasks.Policy{Mode: tasks.May})
 	return x, where, closeStore, nil

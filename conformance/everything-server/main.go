@@ -22,7 +22,7 @@
 //	everything-server -auth-issuer http://127.0.0.1:9998 -auth-scope mcp:read
 //
 // With -store redis://HOST:PORT/DB, replicas behind a load balancer share
-// legacy sessions, SSE streams, the change feed and single-use states in
+// legacy sessions, SSE streams, the change feed, single-use states and tasks in
 // Redis (package store/redis); they share the key that seals requestState
 // too, from -state-key-file or $MCPKIT_STATE_KEY (64 hexadecimal digits).
 // See deploy/.
@@ -95,6 +95,7 @@ func main() {
 		os.Exit(2)
 	}
 	opts.StateKey, opts.PreviousStateKeys = key, previous
+	topts := &tasks.Options{Logger: logger}
 	if *storeURL != "" {
 		st, err := redisstore.Open(ctx, *storeURL, nil)
 		if err != nil {
@@ -108,8 +109,11 @@ func main() {
 		}
 		st.Share(opts)
 		st.ShareStreams(&sopts)
+		ts := st.Tasks(nil) // every replica reads every task
+		defer ts.Close()
+		topts.Store = ts
 	}
-	if err := run(ctx, *addr, *useStdio, &a, opts, &sopts, logger); err != nil {
+	if err := run(ctx, *addr, *useStdio, &a, opts, topts, &sopts, logger); err != nil {
 		fmt.Fprintln(os.Stderr, "everything-server:", err)
 		os.Exit(1)
 	}
@@ -174,10 +178,10 @@ func (a *authFlags) protect(mux *http.ServeMux, endpoints map[string]http.Handle
 	return nil
 }
 
-func run(ctx context.Context, addr string, useStdio bool, a *authFlags, opts *server.Options, sopts *streamable.Options, logger *slog.Logger) error {
+func run(ctx context.Context, addr string, useStdio bool, a *authFlags, opts *server.Options, topts *tasks.Options, sopts *streamable.Options, logger *slog.Logger) error {
 	// Both eras: the server serves legacy clients (initialize) beside
 	// modern ones by default.
-	srv, tx := everything.NewWithTasks(opts, &tasks.Options{Logger: logger})
+	srv, tx := everything.NewWithTasks(opts, topts)
 	defer srv.Close()
 	defer tx.Close() // first: it cancels the tasks still running
 	if useStdio {

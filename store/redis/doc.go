@@ -2,8 +2,9 @@
 // Redis (github.com/redis/go-redis/v9), so that any replica behind a load
 // balancer serves any request: legacy sessions (legacy.SessionStore) and
 // the bus between replicas (legacy.Bus), the change feed (feed.Feed), the
-// single-use requestStates (server.OnceStore) and the legacy SSE streams'
-// events (streamable.EventStore).
+// single-use requestStates (server.OnceStore), the legacy SSE streams'
+// events (streamable.EventStore) and the Tasks extension's task records
+// (tasks.Store, Store.Tasks).
 //
 // It is a package of its own so that the core does not depend on a Redis
 // client. It needs Redis 6.2 or later, one server (or a primary): the

@@ -72,8 +72,16 @@ var publishScript = goredis.NewScript(`
 if ARGV[3] ~= '' then
   if not redis.call('SET', KEYS[2], 1, 'NX', 'PX', ARGV[4]) then return false end
 end
+if ARGV[6] ~= '' then
+  return redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[5], '*', 'k', ARGV[1], 'u', ARGV[2], 't', ARGV[6], 'm', ARGV[7], 'p', ARGV[8])
+end
 return redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[5], '*', 'k', ARGV[1], 'u', ARGV[2])
 `)
+
+// MaxNotificationBytes bounds the params of an extension's notification
+// (feed.Event's Topic, Method and Params) the feed carries: the stream
+// keeps about FeedKeep events.
+const MaxNotificationBytes = 256 << 10
 
 // Publish appends e to the stream, unless its Key was published within
 // the last minute: one round trip.
@@ -82,8 +90,11 @@ func (f *Feed) Publish(ctx context.Context, e feed.Event) error {
 	if e.Key != "" {
 		dedup = e.Key
 	}
+	if len(e.Params)+len(e.Method)+len(e.Topic) > MaxNotificationBytes {
+		return fmt.Errorf("redis: a notification of %d bytes, more than the feed carries (%d)", len(e.Params), MaxNotificationBytes)
+	}
 	err := publishScript.Run(ctx, f.s.c, []string{f.s.key("feed"), f.s.key("feedkey", dedup)},
-		int(e.Kind), e.URI, dedup, feedDedup.Milliseconds(), FeedKeep).Err()
+		int(e.Kind), e.URI, dedup, feedDedup.Milliseconds(), FeedKeep, e.Topic, e.Method, string(e.Params)).Err()
 	if errors.Is(err, goredis.Nil) {
 		return nil
 	}
@@ -94,7 +105,15 @@ func decodeEvent(m goredis.XMessage) feed.Event {
 	k, _ := m.Values["k"].(string)
 	u, _ := m.Values["u"].(string)
 	n, _ := strconv.Atoi(k)
-	return feed.Event{Kind: feed.EventKind(n), URI: u, ID: feedID(m.ID)}
+	e := feed.Event{Kind: feed.EventKind(n), URI: u, ID: feedID(m.ID)}
+	if t, _ := m.Values["t"].(string); t != "" {
+		e.Topic = t
+		e.Method, _ = m.Values["m"].(string)
+		if p, _ := m.Values["p"].(string); p != "" {
+			e.Params = []byte(p)
+		}
+	}
+	return e
 }
 
 // Subscribe calls deliver with the events published from now on.

@@ -121,3 +121,44 @@ func TestFeedLostWithRedis(t *testing.T) {
 		}
 	}
 }
+
+// TestFeedCarriesNotifications: an extension's notification (a task's
+// status, say) published through one Store reaches another's subscribers
+// with its topic, method and params; one larger than the feed carries is
+// refused.
+func TestFeedCarriesNotifications(t *testing.T) {
+	p := redistest.Redis(t)
+	ctx := context.Background()
+	var stores []*redis.Store
+	for range 2 {
+		st, err := redis.Open(ctx, p.URL(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		stores = append(stores, st)
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	events, err := feed.Events(sctx, stores[1].Feed(), 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := feed.Event{Kind: feed.Notification, Topic: "ext#t1", Method: "notifications/tasks", Params: []byte(`{"taskId":"t1","status":"completed"}`)}
+	if err := stores[0].Feed().Publish(ctx, sent); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case e := <-events:
+		if e.Kind != feed.Notification || e.Topic != sent.Topic || e.Method != sent.Method || string(e.Params) != string(sent.Params) {
+			t.Fatalf("received %+v", e)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the notification did not arrive")
+	}
+	big := sent
+	big.Params = make([]byte, redis.MaxNotificationBytes+1)
+	if err := stores[0].Feed().Publish(ctx, big); err == nil {
+		t.Error("a notification larger than MaxNotificationBytes was published")
+	}
+}
