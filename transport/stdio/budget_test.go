@@ -115,12 +115,19 @@ func TestServeResponsesHeld(t *testing.T) {
 	// The response waits for the reader: it holds its 3,000 bytes.
 	waitFor(t, wait, "the response to be held", func() bool { return budget.Used() > 3000 })
 	held := budget.Used()
-	if _, err := io.WriteString(inW, request("2", "big")+"\n"+padded("3", "big", 1500)+"\n"); err != nil {
+	if _, err := io.WriteString(inW, request("2", "big")+"\n"); err != nil {
 		t.Fatal(err)
 	}
 	// Request 2 fits beside the held response and waits for the worker;
-	// request 3 does not fit and is refused.
+	// request 3 does not fit and is refused. Each is seen in the budget
+	// (request 2's bytes, then the refusal queued behind response 1)
+	// before the output is read, which frees the budget.
 	waitFor(t, wait, "request 2 to be taken", func() bool { return budget.Used() > held })
+	taken := budget.Used()
+	if _, err := io.WriteString(inW, padded("3", "big", 1500)+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, wait, "request 3 to be answered", func() bool { return budget.Used() > taken })
 	if n := ran.Load(); n != 1 {
 		t.Fatalf("%d handlers ran while the one worker writes to a peer that does not read", n)
 	}
