@@ -31,20 +31,7 @@ func TestConformanceTypeScriptSSEClient(t *testing.T) {
 	mux.Handle("/sse", sse.NewHandler(srv, nil))
 	addr := serveLoopback(t, mux)
 
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(bin, "node"), filepath.Join("sdk", "sse-client.mjs"), "http://"+addr+"/sse")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	out, err := cmd.Output()
-	if err != nil {
-		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = ee.Stderr
-		}
-		t.Fatalf("TypeScript SSE client: %v\nstdout: %s\nstderr: %s", err, out, stderr)
-	}
+	out := runNodeClient(t, bin, "sse-client.mjs", "http://"+addr+"/sse")
 	var got struct {
 		Server struct {
 			Name string `json:"name"`
@@ -75,6 +62,29 @@ func TestConformanceTypeScriptSSEClient(t *testing.T) {
 // startNodeServer runs one of the TypeScript SDK servers in sdk/ on a
 // loopback port, in a process group stopped when the test ends, and returns
 // its port. env, NAME=value, is added to the environment.
+// runNodeClient runs the client script sdk/script with args, within a
+// minute, and returns what it printed; a failure fails the test with its
+// output. The script runs in a process group of its own, which is what
+// is killed when the time is up.
+func runNodeClient(t *testing.T, bin, script string, args ...string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(bin, "node"), append([]string{filepath.Join("sdk", script)}, args...)...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) } // the group this test started
+	cmd.WaitDelay = 5 * time.Second
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("%s: %v\nstdout: %s\nstderr: %s", script, err, out, stderr)
+	}
+	return out
+}
+
 func startNodeServer(t *testing.T, bin, script string, env ...string) string {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(bin, "node"), filepath.Join("sdk", script))

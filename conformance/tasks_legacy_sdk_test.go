@@ -1,15 +1,10 @@
 package conformance
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
-	"os/exec"
-	"path/filepath"
 	"slices"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/mcpkit/mcpkit/conformance/everything"
 	"github.com/mcpkit/mcpkit/transport/streamable"
@@ -31,20 +26,7 @@ func TestConformanceTypeScriptLegacyTasksClient(t *testing.T) {
 	addr := serveLoopback(t, mux)
 	t.Cleanup(func() { tx.Close(); srv.Close() })
 
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(bin, "node"), filepath.Join("sdk", "tasks-legacy-client.mjs"), "http://"+addr+"/mcp")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) } // the group this test started
-	cmd.WaitDelay = 5 * time.Second
-	out, err := cmd.Output()
-	if err != nil {
-		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = ee.Stderr
-		}
-		t.Fatalf("TypeScript client: %v\nstdout: %s\nstderr: %s", err, out, stderr)
-	}
+	out := runNodeClient(t, bin, "tasks-legacy-client.mjs", "http://"+addr+"/mcp")
 	t.Logf("client saw: %s", out)
 	var got struct {
 		ServerTasks *struct {
