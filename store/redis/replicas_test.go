@@ -10,7 +10,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -45,6 +47,9 @@ var stateKey = bytes.Repeat([]byte{7}, 32)
 // cancelled receives the name of the replica whose "block" call was
 // cancelled.
 var cancelled = make(chan string, 8)
+
+// onceRuns counts the runs of the "once" tool past its confirmation.
+var onceRuns atomic.Int32
 
 func newCluster(t *testing.T, n int, idle time.Duration) *cluster {
 	t.Helper()
@@ -99,6 +104,15 @@ func startReplica(t *testing.T, url, name string, idle time.Duration) *replica {
 				return nil, err
 			}
 			return &protocol.CallToolResult{Content: []protocol.Content{&protocol.TextContent{Text: name + " heard " + res.Action + " " + fmt.Sprint(res.Content["name"])}}}, nil
+		})
+	server.AddTool(srv, &protocol.Tool{Name: "once", Description: "runs once per confirmation"},
+		func(ctx context.Context, req *server.CallRequest, _ struct{}) (*protocol.CallToolResult, error) {
+			req.SingleUse()
+			if _, err := req.Elicit("ok", &protocol.ElicitParams{Message: "Run?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{}}`)}); err != nil {
+				return nil, err
+			}
+			onceRuns.Add(1)
+			return &protocol.CallToolResult{Content: []protocol.Content{&protocol.TextContent{Text: name + " ran"}}}, nil
 		})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", streamable.NewHandler(srv, &streamable.Options{Events: st.Events(), KeepAlive: time.Second}))
@@ -290,6 +304,62 @@ func TestSingleUseReplayedOnAnotherReplica(t *testing.T) {
 	}
 	if ok, err := stores[1].OnceStore().Use(ctx, "state-1", exp); ok || err != nil {
 		t.Fatalf("replay on another replica: %v %v, want refused", ok, err)
+	}
+}
+
+// TestSingleUseReplayedThroughNginx: a modern client confirms a
+// single-use call through nginx; the same confirmed request sent again
+// lands on another replica (round robin) and is refused there, and the
+// tool ran once.
+func TestSingleUseReplayedThroughNginx(t *testing.T) {
+	c := newCluster(t, 3, time.Minute)
+	onceRuns.Store(0)
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
+	post := func(body string) map[string]json.RawMessage {
+		t.Helper()
+		req, _ := http.NewRequest("POST", "http://"+c.nginx+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", "tools/call")
+		req.Header.Set("Mcp-Name", "once")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatalf("%d %s: %v", resp.StatusCode, b, err)
+		}
+		return m
+	}
+	first := post(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"once","arguments":{},` + meta + `}}`)
+	var ask struct {
+		ResultType   string `json:"resultType"`
+		RequestState string `json:"requestState"`
+	}
+	if err := json.Unmarshal(first["result"], &ask); err != nil || ask.ResultType != "input_required" || ask.RequestState == "" {
+		t.Fatalf("first round: %s", first["result"])
+	}
+	retry := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"once","arguments":{},` +
+		`"inputResponses":{"ok":{"action":"accept","content":{}}},"requestState":` + strconv.Quote(ask.RequestState) + `,` + meta + `}}`
+	if got := post(retry); !strings.Contains(string(got["result"]), " ran") {
+		t.Fatalf("confirmed round: %s %s", got["result"], got["error"])
+	}
+	for i := 0; i < 2; i++ { // round robin: the other two replicas
+		got := post(retry)
+		var e struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		}
+		if err := json.Unmarshal(got["error"], &e); err != nil || e.Code != protocol.CodeInvalidParams {
+			t.Fatalf("replay %d: %s %s, want -32602", i+1, got["result"], got["error"])
+		}
+	}
+	if n := onceRuns.Load(); n != 1 {
+		t.Fatalf("the tool ran %d times, want once", n)
 	}
 }
 
