@@ -184,8 +184,9 @@ func (x *Extension) Register(s *server.Server) (protocol.Object, error) {
 }
 
 // Close cancels every task still running or waiting for input (they
-// end cancelled) and waits for their handlers to return. Calls that come
-// after run synchronously.
+// end cancelled), ends its subscription to a shared feed (relay.go) and
+// waits for their handlers to return. Calls that come after run
+// synchronously.
 func (x *Extension) Close() error {
 	x.mu.Lock()
 	x.closed = true
