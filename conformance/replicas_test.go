@@ -52,7 +52,7 @@ func TestServerConformanceReplicas(t *testing.T) {
 	for _, revision := range []string{"2026-07-28", "2025-11-25"} {
 		t.Run(revision, func(t *testing.T) {
 			wanted := append(requiredScenarios(t, bin, revision, "Server scenarios"), notScoredWanted[revision]...)
-			runAndJudge(t, bin, withoutReplicaBound(wanted), "server", "--url", url, "--requirements", revision)
+			runAndJudge(t, bin, wanted, "server", "--url", url, "--requirements", revision)
 		})
 	}
 	if t.Failed() {
@@ -61,25 +61,4 @@ func TestServerConformanceReplicas(t *testing.T) {
 			t.Logf("%s:\n%s", name, tail(b))
 		}
 	}
-}
-
-// replicaBound are the scenarios that cannot pass across replicas yet.
-// The replicas share their tasks (the task store in Redis): tasks/get,
-// tasks/cancel and the status of every task are the same on each. But a
-// task's handler runs in the replica that created it, and only that
-// replica can run it again: tasks-mrtr-input's tasks/update, landing on
-// another replica, finds no run there to resume, and leaves the task
-// waiting for input (its partial answers are not recorded either). The
-// scenario is judged against one process (TestServerConformance).
-var replicaBound = map[string]bool{"tasks-mrtr-input": true}
-
-// withoutReplicaBound leaves the replicaBound scenarios out of names.
-func withoutReplicaBound(names []string) []string {
-	var out []string
-	for _, n := range names {
-		if !replicaBound[n] {
-			out = append(out, n)
-		}
-	}
-	return out
 }

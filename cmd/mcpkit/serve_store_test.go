@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -110,4 +112,54 @@ func TestServeSQLReplicasShareTasks(t *testing.T) {
 		t.Fatalf("tasks/cancel: %v", err)
 	}
 	waitTask(t, ctx, sb, tk.TaskID, func(tk *tasks.Task) bool { return tk.Status == tasks.Cancelled })
+}
+
+// TestServeSQLReplicasCancelPostgres: tasks/cancel on replica B stops the
+// statement that the task's handler runs on replica A in PostgreSQL (the
+// cancellation is forwarded through the shared feed).
+func TestServeSQLReplicasCancelPostgres(t *testing.T) {
+	dsn := os.Getenv("MCPKIT_TEST_POSTGRES_DSN")
+	if dsn == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("MCPKIT_TEST_POSTGRES_DSN is not set in CI")
+		}
+		t.Skip("MCPKIT_TEST_POSTGRES_DSN is not set")
+	}
+	admin, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	p := redistest.Redis(t)
+	t.Setenv("MCPKIT_STATE_KEY", strings.Repeat("5a", 32))
+	args := []string{"--dsn", dsn, "--poll", "-1s", "--allow-privileged-role", "--task-after", "200ms",
+		"--store", p.URL(), "--statement-timeout", "10m"}
+	a, _ := startServe(t, args...)
+	b, _ := startServe(t, args...)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	sa, sb := tasksClient(t, ctx, a), tasksClient(t, ctx, b)
+
+	marker := fmt.Sprintf("relay_%d", time.Now().UnixNano())
+	running := func() int {
+		var n int
+		if err := admin.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE state = 'active' AND pid <> pg_backend_pid() AND query LIKE '%' || $1 || '%'`, marker).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	tk := startTask(t, ctx, sa, map[string]any{"sql": "select pg_sleep(600) as " + marker})
+	waitTask(t, ctx, sb, tk.TaskID, func(*tasks.Task) bool { return running() == 1 })
+	if err := tasks.Cancel(ctx, sb, tk.TaskID); err != nil {
+		t.Fatalf("tasks/cancel on B: %v", err)
+	}
+	waitTask(t, ctx, sa, tk.TaskID, func(tk *tasks.Task) bool { return tk.Status == tasks.Cancelled })
+	deadline := time.Now().Add(5 * time.Second)
+	for running() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the statement of the task cancelled on B still runs on A")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

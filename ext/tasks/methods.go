@@ -94,6 +94,22 @@ func (x *Extension) serveUpdate(ctx context.Context, r *server.Request) (protoco
 	return &protocol.EmptyResult{}, nil
 }
 
+// asked returns the answers under the keys of rec's outstanding input
+// requests, each a JSON object.
+func asked(rec *Record, responses map[string]json.RawMessage) (map[string]json.RawMessage, error) {
+	got := map[string]json.RawMessage{}
+	for k, v := range responses {
+		if _, ok := rec.InputRequests[k]; !ok {
+			continue
+		}
+		if len(v) == 0 || v[0] != '{' {
+			return nil, protocol.InvalidParams(fmt.Sprintf("inputResponses[%q] must be an object", k))
+		}
+		got[k] = v
+	}
+	return got, nil
+}
+
 // answer gives the answers under the keys of rec's outstanding input
 // requests to its run; once every one is answered, the handler runs again
 // with them all. Answers under other keys are ignored.
@@ -101,29 +117,21 @@ func (x *Extension) answer(ctx context.Context, rec *Record, responses map[strin
 	if rec.Status != InputRequired {
 		return nil
 	}
+	got, err := asked(rec, responses)
+	if err != nil || len(got) == 0 {
+		return err
+	}
 	x.mu.Lock()
 	t := x.runs[rec.ID]
 	x.mu.Unlock()
 	if t == nil {
-		return nil
+		// Another replica runs it (or none does any more).
+		return x.forward(ctx, controlUpdate, rec, got)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	got := map[string]json.RawMessage{}
-	for k, v := range responses {
-		if _, asked := rec.InputRequests[k]; !asked {
-			continue
-		}
-		if len(v) == 0 || v[0] != '{' {
-			return protocol.InvalidParams(fmt.Sprintf("inputResponses[%q] must be an object", k))
-		}
-		got[k] = v
-	}
-	if len(got) == 0 {
-		return nil
-	}
 	resume := false
-	rec, err := x.store.Update(ctx, rec.ID, func(rr *Record) error {
+	rec, err = x.store.Update(ctx, rec.ID, func(rr *Record) error {
 		if rr.Status != InputRequired {
 			return ErrUnchanged
 		}
@@ -192,20 +200,26 @@ func (x *Extension) cancelTask(ctx context.Context, rec *Record) {
 	t := x.runs[rec.ID]
 	x.mu.Unlock()
 	if t != nil {
-		x.cancelRun(ctx, t, "The task was cancelled at the client's request.")
+		x.cancelRun(ctx, t, msgCancelledByClient)
 		return
 	}
-	rec, err := x.store.Update(ctx, rec.ID, func(rr *Record) error {
+	updated, err := x.store.Update(ctx, rec.ID, func(rr *Record) error {
 		if rr.Status.Terminal() {
 			return ErrUnchanged
 		}
-		rr.Status, rr.StatusMessage, rr.InputRequests, rr.UpdatedAt = Cancelled, "The task was cancelled at the client's request.", nil, time.Now()
+		rr.Status, rr.StatusMessage, rr.InputRequests, rr.UpdatedAt = Cancelled, msgCancelledByClient, nil, time.Now()
 		return nil
 	})
 	if err == nil {
-		x.notify(rec)
+		x.notify(updated)
 	}
+	// Another replica may run it: stop its handler there.
+	_ = x.forward(ctx, controlCancel, rec, nil)
 }
+
+// msgCancelledByClient is the status message of a task cancelled by
+// tasks/cancel.
+const msgCancelledByClient = "The task was cancelled at the client's request."
 
 // maxListenTasks bounds the taskIds of one listen request.
 const maxListenTasks = 1000

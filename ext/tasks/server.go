@@ -93,7 +93,8 @@ type Extension struct {
 	byPrincipal map[string]int
 	closed      bool
 	lastSweep   time.Time
-	changed     chan struct{} // closed and replaced at each change of a task (notify)
+	changed     chan struct{}      // closed and replaced at each change of a task (notify)
+	stopRelay   context.CancelFunc // ends the feed subscription of relay.go, if any
 	wg          sync.WaitGroup
 }
 
@@ -178,15 +179,18 @@ func (x *Extension) Register(s *server.Server) (protocol.Object, error) {
 	x.registerLegacy(s)
 	s.UseToolCalls(x.middleware)
 	s.HandleListen(server.ListenFilter{Key: "taskIds", Accept: x.acceptListen})
+	x.startRelay(s)
 	return nil, nil
 }
 
 // Close cancels every task still running or waiting for input (they
-// end cancelled) and waits for their handlers to return. Calls that come
-// after run synchronously.
+// end cancelled), ends its subscription to a shared feed (relay.go) and
+// waits for their handlers to return. Calls that come after run
+// synchronously.
 func (x *Extension) Close() error {
 	x.mu.Lock()
 	x.closed = true
+	stop := x.stopRelay
 	runs := make([]*run, 0, len(x.runs))
 	for _, t := range x.runs {
 		runs = append(runs, t)
@@ -194,6 +198,9 @@ func (x *Extension) Close() error {
 	x.mu.Unlock()
 	for _, t := range runs {
 		x.cancelRun(context.Background(), t, "the server is shutting down")
+	}
+	if stop != nil {
+		stop()
 	}
 	x.wg.Wait()
 	return nil

@@ -15,9 +15,9 @@ import (
 //
 // A store shared by several processes (replicas) makes every task
 // readable from each of them; a task's handler, though, runs in the
-// process that created it, which alone resumes it on tasks/update and
-// stops it on tasks/cancel (another process only records the
-// cancellation). Marking the tasks of a dead process failed, as
+// process that created it. A tasks/update or tasks/cancel that reaches
+// another process is forwarded to it through the server's Feed when that
+// is shared (not a MemoryFeed), and applied there. Marking the tasks of a dead process failed, as
 // SQLiteStore does when opened, is then the store's to decide per
 // process, not on every open.
 type Store interface {
