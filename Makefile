@@ -18,7 +18,8 @@ GOFILES    = $(shell find . -name '*.go' -not -path './$(SUITE_DIR)/node_modules
 ## tests, short fuzzing.
 test: check unit conformance browser fuzz
 
-## check: gofmt, go vet, and the core boundary: the core packages import
+## check: gofmt, go vet (of the bench module too, so that make bench
+## builds), and the core boundary: the core packages import
 ## no transport (nor net/http), nothing in the core, the transports or the
 ## client asserts a type to find an optional feature (transport.Handler
 ## states all of them), no session is converted back to its type, and
@@ -27,6 +28,7 @@ check:
 	@unformatted="$$(gofmt -l $(GOFILES))"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	cd bench && $(GO) vet ./...
 	@deps="$$($(GO) list -deps ./protocol ./feed ./transport ./server ./server/legacy | grep -E 'mcpkit/transport/|mcpkit/client$$|^net/http$$')"; \
 	if [ -n "$$deps" ]; then echo "the core imports a transport: $$deps"; exit 1; fi
 	@otel="$$($(GO) list -deps ./protocol ./jsonrpc ./feed ./server/... ./client/... ./transport/... ./auth/... | grep '^go.opentelemetry.io/')"; \
