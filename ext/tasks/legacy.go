@@ -237,11 +237,7 @@ func (x *Extension) legacyGet(ctx context.Context, r *server.Request) (protocol.
 	if !legacyDeclared(r) {
 		return nil, notDeclared(r.Method)
 	}
-	var p idParams
-	if err := r.DecodeParams(&p); err != nil {
-		return nil, err
-	}
-	rec, err := x.lookup(ctx, r, p.TaskID, "retrieve task")
+	rec, err := x.lookupParams(ctx, r, "retrieve task")
 	if err != nil {
 		return nil, err
 	}
@@ -254,11 +250,7 @@ func (x *Extension) legacyCancel(ctx context.Context, r *server.Request) (protoc
 	if !legacyDeclared(r) {
 		return nil, notDeclared(r.Method)
 	}
-	var p idParams
-	if err := r.DecodeParams(&p); err != nil {
-		return nil, err
-	}
-	rec, err := x.lookup(ctx, r, p.TaskID, "cancel task")
+	rec, err := x.lookupParams(ctx, r, "cancel task")
 	if err != nil {
 		return nil, err
 	}
@@ -266,7 +258,7 @@ func (x *Extension) legacyCancel(ctx context.Context, r *server.Request) (protoc
 		return nil, protocol.InvalidParams("Cannot cancel task: already in terminal status " + string(rec.Status))
 	}
 	x.cancelTask(ctx, rec)
-	if rec, err = x.lookup(ctx, r, p.TaskID, "cancel task"); err != nil {
+	if rec, err = x.lookup(ctx, r, rec.ID, "cancel task"); err != nil {
 		return nil, err
 	}
 	return &legacyTaskResult{legacyTask: rec.legacyWire()}, nil

@@ -19,6 +19,16 @@ type idParams struct {
 	TaskID string `json:"taskId"`
 }
 
+// lookupParams decodes params naming one task ({"taskId"}) and looks the
+// task up for the request's principal, as lookup does.
+func (x *Extension) lookupParams(ctx context.Context, r *server.Request, action string) (*Record, error) {
+	var p idParams
+	if err := r.DecodeParams(&p); err != nil {
+		return nil, err
+	}
+	return x.lookup(ctx, r, p.TaskID, action)
+}
+
 type updateParams struct {
 	TaskID         string                     `json:"taskId"`
 	InputResponses map[string]json.RawMessage `json:"inputResponses"`
@@ -59,11 +69,7 @@ func (x *Extension) serveGet(ctx context.Context, r *server.Request) (protocol.R
 	if !declared(r) {
 		return nil, missing()
 	}
-	var p idParams
-	if err := r.DecodeParams(&p); err != nil {
-		return nil, err
-	}
-	rec, err := x.lookup(ctx, r, p.TaskID, "retrieve task")
+	rec, err := x.lookupParams(ctx, r, "retrieve task")
 	if err != nil {
 		return nil, err
 	}
@@ -179,11 +185,7 @@ func (x *Extension) serveCancel(ctx context.Context, r *server.Request) (protoco
 	if !declared(r) {
 		return nil, missing()
 	}
-	var p idParams
-	if err := r.DecodeParams(&p); err != nil {
-		return nil, err
-	}
-	rec, err := x.lookup(ctx, r, p.TaskID, "cancel task")
+	rec, err := x.lookupParams(ctx, r, "cancel task")
 	if err != nil {
 		return nil, err
 	}
