@@ -141,25 +141,12 @@ func TestServeSQLReplicasCancelPostgres(t *testing.T) {
 	sa, sb := tasksClient(t, ctx, a), tasksClient(t, ctx, b)
 
 	marker := fmt.Sprintf("relay_%d", time.Now().UnixNano())
-	running := func() int {
-		var n int
-		if err := admin.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity
-			WHERE state = 'active' AND pid <> pg_backend_pid() AND query LIKE '%' || $1 || '%'`, marker).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	running := activeStatements(t, ctx, admin, marker)
 	tk := startTask(t, ctx, sa, map[string]any{"sql": "select pg_sleep(600) as " + marker})
 	waitTask(t, ctx, sb, tk.TaskID, func(*tasks.Task) bool { return running() == 1 })
 	if err := tasks.Cancel(ctx, sb, tk.TaskID); err != nil {
 		t.Fatalf("tasks/cancel on B: %v", err)
 	}
 	waitTask(t, ctx, sa, tk.TaskID, func(tk *tasks.Task) bool { return tk.Status == tasks.Cancelled })
-	deadline := time.Now().Add(5 * time.Second)
-	for running() != 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the statement of the task cancelled on B still runs on A")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitStatementsGone(t, running, "the statement of the task cancelled on B still runs on A")
 }

@@ -168,27 +168,14 @@ func TestServeSQLQueryTaskPostgres(t *testing.T) {
 	s := tasksClient(t, ctx, url)
 
 	marker := fmt.Sprintf("task_%d", time.Now().UnixNano())
-	running := func() int {
-		var n int
-		if err := admin.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity
-			WHERE state = 'active' AND pid <> pg_backend_pid() AND query LIKE '%' || $1 || '%'`, marker).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	running := activeStatements(t, ctx, admin, marker)
 	tk := startTask(t, ctx, s, map[string]any{"sql": "select pg_sleep(600) as " + marker})
 	waitTask(t, ctx, s, tk.TaskID, func(*tasks.Task) bool { return running() == 1 })
 	if err := tasks.Cancel(ctx, s, tk.TaskID); err != nil {
 		t.Fatalf("tasks/cancel: %v", err)
 	}
 	waitTask(t, ctx, s, tk.TaskID, func(tk *tasks.Task) bool { return tk.Status == tasks.Cancelled })
-	deadline := time.Now().Add(5 * time.Second)
-	for running() != 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the statement of the cancelled task still runs in PostgreSQL")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitStatementsGone(t, running, "the statement of the cancelled task still runs in PostgreSQL")
 }
 
 // TestServeSQLTaskSurvivesRestart: by default the task store is an SQLite
@@ -242,5 +229,32 @@ func TestServeSQLTaskSurvivesRestart(t *testing.T) {
 	again, err := tasks.Get(ctx, tasksClient(t, ctx, url), tk.TaskID)
 	if err != nil || again.Status != tasks.Completed || string(again.Result) != string(done.Result) || !strings.Contains(string(again.Result), "300000") {
 		t.Fatalf("after a restart: %+v %v; before: %+v", again, err, done)
+	}
+}
+
+// activeStatements returns a count of the statements PostgreSQL is
+// running whose text holds marker (other than the one counting them).
+func activeStatements(t *testing.T, ctx context.Context, admin *sql.DB, marker string) func() int {
+	return func() int {
+		t.Helper()
+		var n int
+		if err := admin.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE state = 'active' AND pid <> pg_backend_pid() AND query LIKE '%' || $1 || '%'`, marker).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+}
+
+// waitStatementsGone fails the test with msg unless running counts none
+// within 5 s.
+func waitStatementsGone(t *testing.T, running func() int, msg string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for running() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal(msg)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
