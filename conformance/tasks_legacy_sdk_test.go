@@ -2,12 +2,8 @@ package conformance
 
 import (
 	"encoding/json"
-	"net/http"
 	"slices"
 	"testing"
-
-	"github.com/mcpkit/mcpkit/conformance/everything"
-	"github.com/mcpkit/mcpkit/transport/streamable"
 )
 
 // TestConformanceTypeScriptLegacyTasksClient: the official TypeScript
@@ -20,13 +16,8 @@ import (
 // cancels a failing_job task.
 func TestConformanceTypeScriptLegacyTasksClient(t *testing.T) {
 	bin := suiteBin(t)
-	srv, tx := everything.NewWithTasks(nil, nil)
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", streamable.NewHandler(srv, nil))
-	addr := serveLoopback(t, mux)
-	t.Cleanup(func() { tx.Close(); srv.Close() })
-
-	out := runNodeClient(t, bin, "tasks-legacy-client.mjs", "http://"+addr+"/mcp")
+	url := serveTasksEverything(t)
+	out := runNodeClient(t, bin, "tasks-legacy-client.mjs", url)
 	t.Logf("client saw: %s", out)
 	var got struct {
 		ServerTasks *struct {

@@ -19,13 +19,8 @@ import (
 // the tools return.
 func TestConformanceTypeScriptTasksClient(t *testing.T) {
 	bin := suiteBin(t)
-	srv, tx := everything.NewWithTasks(nil, nil)
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", streamable.NewHandler(srv, nil))
-	addr := serveLoopback(t, mux)
-	t.Cleanup(func() { tx.Close(); srv.Close() })
-
-	out := runNodeClient(t, bin, "tasks-client.mjs", "http://"+addr+"/mcp")
+	url := serveTasksEverything(t)
+	out := runNodeClient(t, bin, "tasks-client.mjs", url)
 	type result struct {
 		ResultType string `json:"resultType"`
 		Content    []struct {
@@ -68,6 +63,17 @@ func TestConformanceTypeScriptTasksClient(t *testing.T) {
 			t.Errorf("the client never sent %s (sent %v)", m, got.Seen.Methods)
 		}
 	}
+}
+
+// serveTasksEverything serves the everything-server with the Tasks
+// extension at /mcp on loopback for the test, and returns its URL.
+func serveTasksEverything(t *testing.T) string {
+	srv, tx := everything.NewWithTasks(nil, nil)
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", streamable.NewHandler(srv, nil))
+	addr := serveLoopback(t, mux)
+	t.Cleanup(func() { tx.Close(); srv.Close() })
+	return "http://" + addr + "/mcp"
 }
 
 // countOf is how many elements of s are v.
