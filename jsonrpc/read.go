@@ -165,3 +165,19 @@ func StringValue(raw []byte) (s string, ok bool) {
 	}
 	return string(b), true
 }
+
+// ReadValue reads data, one JSON value under the policy of Unmarshal,
+// with read: read consumes the value from d (and may stop early by
+// returning an error); ReadValue then checks that nothing but white space
+// follows. It returns read's error, or the syntax error of data.
+func ReadValue(data []byte, read func(d *jsontext.Decoder) error) error {
+	d := newByteDecoder(data)
+	defer d.release()
+	if err := read(&d.Decoder); err != nil {
+		return syntaxError(err)
+	}
+	if err := d.atEOF(); err != nil {
+		return syntaxError(err)
+	}
+	return nil
+}

@@ -41,6 +41,8 @@ type Schema struct {
 	// dynamic is set when some "$dynamicRef" depends on the dynamic scope,
 	// which validation then tracks.
 	dynamic bool
+	// plain is root as a plain schema (plain.go), or nil.
+	plain *plain
 }
 
 // Raw returns a copy of the document bytes the Schema was compiled from,
@@ -86,7 +88,7 @@ func CompileWith(doc json.RawMessage, opts CompileOptions) (*Schema, error) {
 	if err := c.checkCycles(); err != nil {
 		return nil, err
 	}
-	return &Schema{root: s, raw: append(json.RawMessage(nil), doc...), dynamic: c.dynamic}, nil
+	return &Schema{root: s, raw: append(json.RawMessage(nil), doc...), dynamic: c.dynamic, plain: plainOf(s, 0)}, nil
 }
 
 // dialectOf reports whether a document declares draft-07 in "$schema",

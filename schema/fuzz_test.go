@@ -17,6 +17,7 @@ func FuzzCompileValidate(f *testing.F) {
 			if err != nil {
 				continue
 			}
+			checkPlain(t, s, instance)
 			_ = s.ValidateJSON(instance)
 			if v, err := decodeJSON(instance); err == nil {
 				_ = s.Validate(v)

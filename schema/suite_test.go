@@ -200,6 +200,7 @@ func TestJSONSchemaTestSuite(t *testing.T) {
 							case compileErr != nil:
 								failure = "compile error: " + compileErr.Error()
 							default:
+								checkPlain(t, s, tc.Data)
 								err := s.ValidateJSON(tc.Data)
 								var verrs ValidationErrors
 								if err != nil && !errors.As(err, &verrs) {

@@ -27,6 +27,9 @@ func (s *Schema) Validate(instance any) error {
 // and JSON that repeats a member name (a *DuplicateMemberError), yields an
 // error that is not a ValidationErrors.
 func (s *Schema) ValidateJSON(data []byte) error {
+	if s.plain != nil && s.plain.validJSON(data) {
+		return nil
+	}
 	inst, err := parseValue(data)
 	if err != nil {
 		return fmt.Errorf("schema: invalid JSON instance: %w", err)

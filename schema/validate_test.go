@@ -230,6 +230,7 @@ func TestValidate(t *testing.T) {
 				t.Fatalf("Compile: %v", err)
 			}
 			// json.Number instances
+			checkPlain(t, s, []byte(tc.instance))
 			err = s.ValidateJSON([]byte(tc.instance))
 			if (err == nil) != tc.valid {
 				t.Errorf("ValidateJSON(%s) = %v, want valid=%v", tc.instance, err, tc.valid)

@@ -6,12 +6,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"runtime/debug"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -100,6 +100,19 @@ type conn struct {
 	// (when h serves the legacy era). It lives until the end of input.
 	session  transport.Session
 	pumpDone chan struct{} // closed when the session's stream pump ends
+
+	// Reading, and the requests the reader serves itself (inline.go).
+	readErr    chan error    // the end of reading, sent by the last reader
+	readerDone chan struct{} // closed by the last reader
+	lines      *bufio.Reader // the input of Serve, read by whoever reads
+	next       *call         // the request the reader serves once its line is done with
+	heldTurns  int           // the turns of requests whose responses the reader holds
+	rmu        sync.Mutex
+	readCtx    context.Context
+	endRead    sync.Once
+	inline     *call        // the request the reader is serving, until it hands reading on
+	inlineOff  atomic.Int32 // requests to give to workers before serving one inline again
+	watch      *time.Timer
 }
 
 type call struct {
@@ -110,6 +123,8 @@ type call struct {
 	kind   transport.Kind
 	sess   transport.Session // the request's legacy session, or nil
 	listen bool
+	inline bool    // served by the reader (it may hand reading on meanwhile)
+	held   bool    // its response was held for the reader to write
 	batch  *batch  // the batch the request came in, or nil
 	origin *origin // the message of a MessageReader it came in, or nil
 	charge int64   // the bytes taken from the budget for the request
@@ -120,6 +135,11 @@ type call struct {
 // Notify writes a notification for the call until it is answered or
 // cancelled; it is the call's transport.Notifier.
 func (cl *call) Notify(b []byte) error {
+	if cl.inline {
+		// A request that talks to the client may wait for its answer,
+		// which the input brings: the input goes on being read.
+		cl.c.handOn(cl)
+	}
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
 	if cl.done {
@@ -168,21 +188,15 @@ func (c *conn) run(ctx context.Context, read func(context.Context) error, in any
 	defer cancelAll()
 	// The reader decodes and dispatches each message itself (the decoded
 	// message owns a copy of its bytes, so the line buffer is reused):
-	// a request reaches its worker in one hand-off.
-	readErr := make(chan error, 1)
-	readerDone := make(chan struct{})
-	go func() {
-		defer close(readerDone)
-		defer func() {
-			// A fault of mcpkit's own reading code ends the connection
-			// with an error, not the process.
-			if p := recover(); p != nil {
-				c.logger.Error("stdio: panic reading input", "panic", p, "stack", string(debug.Stack()))
-				readErr <- fmt.Errorf("stdio: internal error reading input: %v", p)
-			}
-		}()
-		readErr <- read(ctx)
-	}()
+	// a request reaches its worker in one hand-off, or is served by the
+	// reader itself (inline.go), which then may hand reading on to
+	// another goroutine; the last reader reports the end of input.
+	c.readErr = make(chan error, 1)
+	c.readerDone = make(chan struct{})
+	stopWatch := c.startWatch()
+	defer stopWatch()
+	go c.reading(func() error { return read(ctx) })
+	readErr, readerDone := c.readErr, c.readerDone
 	var err error
 	select {
 	case err = <-readErr:
@@ -211,16 +225,36 @@ func (c *conn) run(ctx context.Context, read func(context.Context) error, in any
 // readLines splits in into lines and decodes them, answering over-long ones
 // with an error.
 func (c *conn) readLines(ctx context.Context, in io.Reader) error {
-	r := bufio.NewReaderSize(in, 64<<10)
+	c.lines = bufio.NewReaderSize(in, 64<<10)
+	c.readCtx = ctx
+	return c.readOn(ctx)
+}
+
+// readOn reads lines from c.lines until the end of input, an error, or
+// (errHandedOn) until it hands reading on to another goroutine.
+func (c *conn) readOn(ctx context.Context) error {
+	r := c.lines
 	var acc []byte
 	tooLong := false
 	for {
+		if !lineBuffered(r) {
+			// About to wait for input: first write what the requests
+			// served meanwhile answered.
+			if handedOn, err := c.flushHeld(); handedOn {
+				return errHandedOn
+			} else if err != nil {
+				return err
+			}
+		}
 		chunk, err := r.ReadSlice('\n')
 		if err == nil && len(acc) == 0 && !tooLong && len(chunk) <= c.opts.MaxLineBytes+2 {
 			// The common case: a whole line in the reader's buffer.
 			if line := bytes.TrimSpace(chunk); len(line) > 0 && len(bytes.TrimRight(chunk, "\r\n")) <= c.opts.MaxLineBytes {
 				if err := c.message(ctx, line, nil); err != nil {
 					return err
+				}
+				if c.serveNext() {
+					return errHandedOn
 				}
 				continue
 			}
@@ -250,6 +284,9 @@ func (c *conn) readLines(ctx context.Context, in io.Reader) error {
 			if cap(acc) > 1<<20 {
 				acc = nil // do not keep a huge line's buffer
 			}
+			if c.serveNext() {
+				return errHandedOn
+			}
 			if err != nil {
 				return err
 			}
@@ -259,6 +296,17 @@ func (c *conn) readLines(ctx context.Context, in io.Reader) error {
 			return err
 		}
 	}
+}
+
+// lineBuffered reports whether r holds a whole line: reading it does not
+// wait for input.
+func lineBuffered(r *bufio.Reader) bool {
+	n := r.Buffered()
+	if n == 0 {
+		return false
+	}
+	b, _ := r.Peek(n)
+	return bytes.IndexByte(b, '\n') >= 0
 }
 
 // message decodes and dispatches one message: an input line, or (o not
@@ -444,6 +492,9 @@ func (c *conn) start(ctx context.Context, msg *jsonrpc.Message, kind transport.K
 		go c.serve(cl)
 		return
 	}
+	if b == nil && o == nil && c.lines != nil && c.serveInline(cl) {
+		return
+	}
 	c.work.submit(c, cl)
 }
 
@@ -492,7 +543,7 @@ func (c *conn) serve(cl *call) {
 	b := resp.Append((*bp)[:0])
 	// The outbox copies b and holds its bytes against the budget until
 	// they are written.
-	c.write(b)
+	c.send(cl, b)
 	if cap(b) <= maxPooledResponse {
 		*bp = b
 		respBufs.Put(bp)

@@ -16,15 +16,16 @@ import (
 // waits for them. subscriptions/listen streams, which last, get goroutines
 // of their own.
 type workers struct {
-	jobs    chan *call   // capacity MaxPending: never full, as at most MaxPending requests are registered
-	max     int          // MaxConcurrent
-	running int          // the reader's count of workers started
-	idle    atomic.Int32 // workers done with a job and not yet claimed by the reader
+	jobs    chan *call    // capacity MaxPending: never full, as at most MaxPending requests are registered
+	max     int           // MaxConcurrent
+	running int           // the reader's count of workers started
+	idle    atomic.Int32  // workers done with a job and not yet claimed by the reader
+	turns   chan struct{} // capacity MaxConcurrent: a request holds one while served (inline.go)
 	wg      sync.WaitGroup
 }
 
 func newWorkers(maxConcurrent, maxPending int) *workers {
-	return &workers{jobs: make(chan *call, maxPending), max: maxConcurrent}
+	return &workers{jobs: make(chan *call, maxPending), max: maxConcurrent, turns: make(chan struct{}, maxConcurrent)}
 }
 
 // submit hands cl to a worker: an idle one, a new one while fewer than max
@@ -42,10 +43,25 @@ func (w *workers) submit(c *conn, cl *call) {
 	w.jobs <- cl
 }
 
+// claim takes a turn for a request the reader serves itself, if one is
+// free; release gives it back.
+func (w *workers) claim() bool {
+	select {
+	case w.turns <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+func (w *workers) release() { <-w.turns }
+
 func (w *workers) work(c *conn) {
 	defer w.wg.Done()
 	for cl := range w.jobs {
+		w.turns <- struct{}{}
 		c.serve(cl)
+		<-w.turns
 		w.idle.Add(1)
 	}
 }

@@ -46,17 +46,84 @@ type outbox struct {
 	err     error  // the first write error: nothing is written after it
 	writing bool   // someone writes; what is queued meanwhile is theirs to write
 	closed  bool
-	room    chan struct{} // closed and replaced when a batch is written
-	idle    chan struct{} // closed and replaced when writing stops
+	room    chan struct{} // closed when a batch is written (made when someone waits for it)
+	idle    chan struct{} // closed when writing stops (made when someone waits for it)
 }
 
 func newOutbox(out io.Writer, budget *Budget) *outbox {
-	return &outbox{out: out, budget: budget, limit: max(budget.limit/4, 1<<20), room: make(chan struct{}), idle: make(chan struct{})}
+	return &outbox{out: out, budget: budget, limit: max(budget.limit/4, 1<<20)}
 }
 
 // put queues msg as one line and, unless someone is writing, writes what
 // is queued. It fails once a write failed.
 func (o *outbox) put(msg []byte) error {
+	if err := o.queue(msg); err != nil {
+		return err
+	}
+	if o.writing {
+		o.mu.Unlock()
+		return nil
+	}
+	o.writing = true
+	o.mu.Unlock()
+	return o.drain(true)
+}
+
+// hold queues msg as one line without writing it: the reader, which holds
+// it, writes what is queued before it waits for input (kick), as the floor
+// of a line protocol flushes once its input is drained. Only the goroutine
+// that reads the input may hold.
+func (o *outbox) hold(msg []byte) error {
+	if err := o.queue(msg); err != nil {
+		return err
+	}
+	o.mu.Unlock()
+	return nil
+}
+
+// kick writes what is queued unless someone is writing.
+func (o *outbox) kick() error {
+	o.mu.Lock()
+	if o.writing || len(o.pending) == 0 || o.err != nil || o.closed {
+		err := o.err
+		o.mu.Unlock()
+		return err
+	}
+	o.writing = true
+	o.mu.Unlock()
+	return o.drain(false)
+}
+
+// writeAll returns once what is queued has been written (or writing
+// failed): it waits for whoever writes, then writes what is left.
+func (o *outbox) writeAll() error {
+	o.mu.Lock()
+	for o.writing {
+		idle := o.idleChan()
+		o.mu.Unlock()
+		<-idle
+		o.mu.Lock()
+	}
+	if len(o.pending) == 0 || o.err != nil || o.closed {
+		err := o.err
+		o.mu.Unlock()
+		return err
+	}
+	o.writing = true
+	o.mu.Unlock()
+	return o.drain(false)
+}
+
+// holds reports whether anything is queued and nobody writes it.
+func (o *outbox) holds() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return !o.writing && len(o.pending) > 0 && o.err == nil && !o.closed
+}
+
+// queue appends msg and its line end to what is pending, and returns with
+// o.mu held, unless it fails.
+func (o *outbox) queue(msg []byte) error {
 	if bytes.IndexByte(msg, '\n') >= 0 {
 		// encoding/json never emits raw newlines, but a handler may hand
 		// over indented JSON. Between tokens a newline is white space that
@@ -80,20 +147,15 @@ func (o *outbox) put(msg []byte) error {
 	o.pending = append(o.pending, msg...)
 	o.pending = append(o.pending, '\n')
 	o.budget.charge(int64(len(msg) + 1))
-	if o.writing {
-		o.mu.Unlock()
-		return nil
-	}
-	o.writing = true
-	o.mu.Unlock()
-	return o.drain()
+	return nil
 }
 
 // drain writes what is queued, batch after batch, until nothing is; the
-// caller set writing.
-func (o *outbox) drain() error {
+// caller set writing. With yield, it first lets the workers that are about
+// to answer queue their lines.
+func (o *outbox) drain(yield bool) error {
 	for first := true; ; first = false {
-		if first {
+		if first && yield {
 			// Let the workers that are about to answer queue their lines
 			// first: more answers per system call.
 			runtime.Gosched()
@@ -103,8 +165,10 @@ func (o *outbox) drain() error {
 		if len(batch) == 0 || o.err != nil {
 			err := o.err
 			o.writing = false
-			close(o.idle)
-			o.idle = make(chan struct{})
+			if o.idle != nil {
+				close(o.idle)
+				o.idle = nil
+			}
 			o.mu.Unlock()
 			return err
 		}
@@ -122,8 +186,10 @@ func (o *outbox) drain() error {
 		if cap(batch) <= maxKeptBatch {
 			o.spare = batch[:0]
 		}
-		close(o.room)
-		o.room = make(chan struct{})
+		if o.room != nil {
+			close(o.room)
+			o.room = nil
+		}
 		o.mu.Unlock()
 	}
 }
@@ -134,11 +200,23 @@ func (o *outbox) waitRoom(ctx context.Context) error {
 	for {
 		o.mu.Lock()
 		full := int64(len(o.pending)) > o.limit && o.err == nil
+		if o.room == nil && full {
+			o.room = make(chan struct{})
+		}
 		room := o.room
 		o.mu.Unlock()
 		if !full {
 			return nil
 		}
+		// What the reader held is written now, not when it next waits
+		// for input; by another goroutine, so that the reader stays
+		// interruptible (close waits for it).
+		o.mu.Lock()
+		if !o.writing && len(o.pending) > 0 && o.err == nil && !o.closed {
+			o.writing = true
+			go func() { _ = o.drain(false) }()
+		}
+		o.mu.Unlock()
 		select {
 		case <-room:
 		case <-ctx.Done():
@@ -152,7 +230,7 @@ func (o *outbox) close() {
 	o.mu.Lock()
 	o.closed = true
 	for o.writing {
-		idle := o.idle
+		idle := o.idleChan()
 		o.mu.Unlock()
 		<-idle
 		o.mu.Lock()
@@ -160,10 +238,18 @@ func (o *outbox) close() {
 	if len(o.pending) > 0 && o.err == nil {
 		o.writing = true
 		o.mu.Unlock()
-		_ = o.drain()
+		_ = o.drain(false)
 		return
 	}
 	o.mu.Unlock()
+}
+
+// idleChan returns the channel closed when writing stops; o.mu is held.
+func (o *outbox) idleChan() chan struct{} {
+	if o.idle == nil {
+		o.idle = make(chan struct{})
+	}
+	return o.idle
 }
 
 // error returns the first write error, if any.

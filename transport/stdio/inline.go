@@ -1,0 +1,190 @@
+package stdio
+
+import (
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+)
+
+// Serving on the reader. The reader of Serve's input serves a request
+// itself, as the floor of a line protocol does, when a worker's turn is
+// free: no hand-off to another goroutine, and the answers of the requests
+// read in one go are written with one system call, once the input read is
+// used up (outbox.hold, kick). A request served this way still counts
+// against MaxConcurrent, and is registered for cancellation like any
+// other.
+//
+// The input must go on being read while a request runs (its cancellation,
+// the client's answer to a request the server sent, other requests), so
+// the reader hands reading on to a new goroutine, and goes on serving the
+// request as a worker would, when the request runs longer than inlineFor
+// or sends the client anything (a progress notification, a request of its
+// own). After a hand-off, the next inlineBackoff requests go to workers:
+// a connection whose requests are slow does not wait inlineFor for each.
+//
+// Batches and the messages of a MessageReader always go to workers.
+
+const (
+	inlineFor     = time.Millisecond
+	inlineBackoff = 64
+)
+
+// flushing stands for the reader's writing of what it held, in c.inline:
+// a peer that does not read blocks that write, and the input goes on
+// being read all the same.
+var flushing = &call{}
+
+// errHandedOn ends a reader's loop once another goroutine reads.
+var errHandedOn = errors.New("stdio: reading handed on")
+
+// reading runs read, the reading loop, on the goroutine that reads, and
+// reports how it ended unless it handed reading on.
+func (c *conn) reading(read func() error) {
+	err := func() (err error) {
+		defer func() {
+			// A fault of mcpkit's own reading code ends the connection
+			// with an error, not the process.
+			if p := recover(); p != nil {
+				c.logger.Error("stdio: panic reading input", "panic", p, "stack", string(debug.Stack()))
+				err = fmt.Errorf("stdio: internal error reading input: %v", p)
+			}
+		}()
+		return read()
+	}()
+	if err == errHandedOn {
+		return
+	}
+	c.endRead.Do(func() {
+		c.readErr <- err
+		close(c.readerDone)
+	})
+}
+
+// startWatch starts the goroutine that hands reading on when a request
+// served by the reader runs longer than inlineFor; stop ends it.
+func (c *conn) startWatch() (stop func()) {
+	c.watch = time.NewTimer(time.Hour)
+	c.watch.Stop()
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-c.watch.C:
+				c.handOn(nil)
+			case <-quit:
+				return
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-done
+		c.watch.Stop()
+	}
+}
+
+// serveInline reports whether the reader serves cl itself (serveNext, once
+// the line it came in is done with): when no hand-off happened lately and
+// a worker's turn is free.
+func (c *conn) serveInline(cl *call) bool {
+	if c.inlineOff.Load() > 0 {
+		c.inlineOff.Add(-1)
+		return false
+	}
+	if !c.work.claim() {
+		return false
+	}
+	cl.inline = true
+	c.next = cl
+	return true
+}
+
+// serveNext serves the request the reader took for itself, if any, and
+// reports whether reading was handed on meanwhile: then the caller no
+// longer reads.
+func (c *conn) serveNext() (handedOn bool) {
+	cl := c.next
+	if cl == nil {
+		return false
+	}
+	c.next = nil
+	c.rmu.Lock()
+	c.inline = cl
+	c.rmu.Unlock()
+	c.watch.Reset(inlineFor)
+	c.serve(cl)
+	c.watch.Stop()
+	if cl.held {
+		// Its turn lasts until its response is written (flushHeld).
+		c.heldTurns++
+	} else {
+		c.work.release()
+	}
+	c.rmu.Lock()
+	handedOn = c.inline != cl
+	if !handedOn {
+		c.inline = nil
+	}
+	c.rmu.Unlock()
+	return handedOn
+}
+
+// handOn starts a new reader when the reader serves a request (only, when
+// not nil): the request's goroutine no longer reads.
+func (c *conn) handOn(only *call) {
+	c.rmu.Lock()
+	cl := c.inline
+	if cl == nil || (only != nil && cl != only) {
+		c.rmu.Unlock()
+		return
+	}
+	c.inline = nil
+	c.rmu.Unlock()
+	c.inlineOff.Store(inlineBackoff)
+	ctx := c.readCtx
+	go c.reading(func() error { return c.readOn(ctx) })
+}
+
+// flushHeld writes what the reader held, before it waits for input, and
+// reports whether reading was handed on meanwhile: the write took longer
+// than inlineFor (a peer that does not read what it is sent).
+func (c *conn) flushHeld() (handedOn bool, err error) {
+	turns := c.heldTurns
+	if turns == 0 && !c.out.holds() {
+		return false, nil
+	}
+	c.heldTurns = 0
+	c.rmu.Lock()
+	c.inline = flushing
+	c.rmu.Unlock()
+	c.watch.Reset(inlineFor)
+	err = c.out.writeAll()
+	c.watch.Stop()
+	for range turns {
+		c.work.release()
+	}
+	c.rmu.Lock()
+	handedOn = c.inline != flushing
+	if !handedOn {
+		c.inline = nil
+	}
+	c.rmu.Unlock()
+	return handedOn, err
+}
+
+// send queues a response: held for the reader to write with the others
+// of its input when the reader serves cl and still reads, else written.
+func (c *conn) send(cl *call, b []byte) {
+	if cl.inline {
+		c.rmu.Lock()
+		if c.inline == cl {
+			cl.held = c.out.hold(b) == nil
+			c.rmu.Unlock()
+			return
+		}
+		c.rmu.Unlock()
+	}
+	c.write(b)
+}
