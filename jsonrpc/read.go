@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -157,6 +158,11 @@ func StringValue(raw []byte) (s string, ok bool) {
 		}
 	}
 	if plain && utf8.Valid(inner) {
+		if m := interned.Load(); m != nil {
+			if s, ok := (*m)[string(inner)]; ok {
+				return s, true
+			}
+		}
 		return string(inner), true
 	}
 	b, err := jsontext.AppendUnquote(nil, raw)
@@ -180,4 +186,29 @@ func ReadValue(data []byte, read func(d *jsontext.Decoder) error) error {
 		return syntaxError(err)
 	}
 	return nil
+}
+
+// interned holds the strings StringValue returns without allocating.
+var interned atomic.Pointer[map[string]string]
+
+// Intern adds strings that StringValue returns, when it reads them
+// without escapes, as these very strings rather than new copies: the
+// method names and revisions every message carries. It is safe to call at
+// any time; each call copies the set.
+func Intern(ss ...string) {
+	for {
+		old := interned.Load()
+		m := make(map[string]string, len(ss)+8)
+		if old != nil {
+			for k, v := range *old {
+				m[k] = v
+			}
+		}
+		for _, s := range ss {
+			m[s] = s
+		}
+		if interned.CompareAndSwap(old, &m) {
+			return
+		}
+	}
 }

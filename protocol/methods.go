@@ -1,5 +1,7 @@
 package protocol
 
+import "github.com/mcpkit/mcpkit/jsonrpc"
+
 // Method names.
 const (
 	MethodDiscover              = "server/discover"
@@ -63,4 +65,18 @@ func NameParam(method string) string {
 		return "taskId"
 	}
 	return ""
+}
+
+func init() {
+	// The names every message carries are read without allocating.
+	jsonrpc.Intern(MethodDiscover, MethodToolsList, MethodToolsCall, MethodResourcesList, MethodResourcesRead,
+		MethodResourceTemplatesList, MethodPromptsList, MethodPromptsGet, MethodComplete, MethodSubscriptionsListen,
+		MethodInitialize, MethodPing, MethodLoggingSetLevel, MethodResourcesSubscribe, MethodResourcesUnsubscribe,
+		MethodNotificationInitialized, MethodElicit, MethodCreateMessage, MethodListRoots,
+		NotificationCancelled, NotificationProgress, NotificationMessage, NotificationResourceUpdated,
+		NotificationResourceListChanged, NotificationToolListChanged, NotificationPromptListChanged,
+		NotificationSubscriptionsAcknowledged, NotificationRootsListChanged)
+	for _, v := range knownVersions {
+		jsonrpc.Intern(v)
+	}
 }

@@ -19,7 +19,7 @@ import (
 // the client's answer to a request the server sent, other requests), so
 // the reader hands reading on to a new goroutine, and goes on serving the
 // request as a worker would, when the request runs longer than inlineFor
-// or sends the client anything (a progress notification, a request of its
+// (at least; see startWatch) or sends the client anything (a progress notification, a request of its
 // own). After a hand-off, the next inlineBackoff requests go to workers:
 // a connection whose requests are slow does not wait inlineFor for each.
 //
@@ -62,20 +62,39 @@ func (c *conn) reading(read func() error) {
 }
 
 // startWatch starts the goroutine that hands reading on when a request
-// served by the reader runs longer than inlineFor; stop ends it.
+// served by the reader (or the reader's write) runs longer than inlineFor;
+// stop ends it. The watch ticks every inlineFor while the reader serves
+// and sleeps once it finds the reader idle (the reader wakes it, watchOn):
+// no timer is set per request. What the reader serves at two ticks in a
+// row, without having started anything else in between, has run at least
+// inlineFor.
 func (c *conn) startWatch() (stop func()) {
 	c.watch = time.NewTimer(time.Hour)
 	c.watch.Stop()
 	quit, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
+		var last uint64
 		for {
 			select {
 			case <-c.watch.C:
-				c.handOn(nil)
 			case <-quit:
 				return
 			}
+			c.rmu.Lock()
+			busy, started := c.inline != nil, c.started
+			if !busy {
+				c.watching = false
+			}
+			c.rmu.Unlock()
+			if !busy {
+				continue
+			}
+			if started == last {
+				c.handOn(nil)
+			}
+			last = started
+			c.watch.Reset(inlineFor)
 		}
 	}()
 	return func() {
@@ -83,6 +102,18 @@ func (c *conn) startWatch() (stop func()) {
 		<-done
 		c.watch.Stop()
 	}
+}
+
+// begin marks what the reader now serves itself (a request, or flushing);
+// c.rmu is held. It reports whether the watch must be woken.
+func (c *conn) begin(what *call) (wake bool) {
+	c.inline = what
+	c.started++
+	if !c.watching {
+		c.watching = true
+		return true
+	}
+	return false
 }
 
 // serveInline reports whether the reader serves cl itself (serveNext, once
@@ -111,11 +142,12 @@ func (c *conn) serveNext() (handedOn bool) {
 	}
 	c.next = nil
 	c.rmu.Lock()
-	c.inline = cl
+	wake := c.begin(cl)
 	c.rmu.Unlock()
-	c.watch.Reset(inlineFor)
+	if wake {
+		c.watch.Reset(inlineFor)
+	}
 	c.serve(cl)
-	c.watch.Stop()
 	if cl.held {
 		// Its turn lasts until its response is written (flushHeld).
 		c.heldTurns++
@@ -157,11 +189,12 @@ func (c *conn) flushHeld() (handedOn bool, err error) {
 	}
 	c.heldTurns = 0
 	c.rmu.Lock()
-	c.inline = flushing
+	wake := c.begin(flushing)
 	c.rmu.Unlock()
-	c.watch.Reset(inlineFor)
+	if wake {
+		c.watch.Reset(inlineFor)
+	}
 	err = c.out.writeAll()
-	c.watch.Stop()
 	for range turns {
 		c.work.release()
 	}

@@ -113,6 +113,8 @@ type conn struct {
 	inline     *call        // the request the reader is serving, until it hands reading on
 	inlineOff  atomic.Int32 // requests to give to workers before serving one inline again
 	watch      *time.Timer
+	watching   bool   // the watch ticks (c.rmu)
+	started    uint64 // how many things the reader began serving itself (c.rmu)
 }
 
 type call struct {
