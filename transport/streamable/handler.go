@@ -68,6 +68,7 @@ type Handler struct {
 
 	events   EventStore          // legacy sessions' SSE events
 	shutdown *httpguard.Shutdown // ends streams when an http.Server serving x shuts down
+	runner   runner              // the goroutines legacy requests run on
 }
 
 // NewHandler returns an http.Handler serving h at whatever path it is
@@ -100,6 +101,7 @@ func NewHandler(h transport.Handler, opts *Options) *Handler {
 	}
 	x.guard = httpguard.NewGuard(x.opts.AllowedOrigins, x.opts.AllowedHosts, x.opts.CORSMaxAge)
 	x.bufs.New = func() any { return new(bytes.Buffer) }
+	x.runner.jobs = make(chan func())
 	return x
 }
 

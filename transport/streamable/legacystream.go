@@ -35,12 +35,11 @@ func (x *Handler) serveLegacyRequest(w http.ResponseWriter, r *http.Request, rc 
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	ctx = context.WithValue(ctx, controllerKey{}, out)
 	req := &transport.Request{Message: msg, Kind: transport.KindSession, Session: sess, Notifier: out, Cancel: cancel}
-	go func() {
+	x.runner.run(func() {
 		defer cancel()
-		growStack()
 		res, err := x.serveRecovered(ctx, req)
 		out.finish(ctx, legacyAnswer{transport.Respond(ctx, msg.ID, res, err), sessionStatus(err), challenge(ctx, err)})
-	}()
+	})
 	select {
 	case <-out.over:
 	case <-r.Context().Done():
@@ -267,8 +266,42 @@ func (c *ResponseController) ClientWaits() bool {
 	return c.s == nil || c.s.waits()
 }
 
+// runner runs legacy requests on goroutines of their own, kept for the
+// next request for keepIdle after one ends: a request handed to a waiting
+// goroutine skips making one and growing its stack (growStack).
+type runner struct {
+	jobs chan func() // unbuffered: a send succeeds when a goroutine waits
+}
+
+// keepIdle is how long a runner's goroutine waits for the next request.
+const keepIdle = 200 * time.Millisecond
+
+// run runs f on a waiting goroutine, or a new one.
+func (r *runner) run(f func()) {
+	select {
+	case r.jobs <- f:
+	default:
+		go r.work(f)
+	}
+}
+
+func (r *runner) work(f func()) {
+	growStack()
+	t := time.NewTimer(keepIdle)
+	defer t.Stop()
+	for {
+		f()
+		t.Reset(keepIdle)
+		select {
+		case f = <-r.jobs:
+		case <-t.C:
+			return
+		}
+	}
+}
+
 // growStack grows the calling goroutine's stack to 32 KiB at once, while
-// it is one frame deep: a legacy request's goroutine is new, and serving
+// it is one frame deep: a runner's goroutine is new, and serving
 // it grows a new goroutine's stack twice (8 to 32 KiB) deep in the core,
 // where each copy walks every frame; that was a quarter of the CPU of a
 // legacy tools/call (BenchmarkHTTP/mcpkit/legacy in bench/). Growing it
