@@ -148,18 +148,20 @@ func (c *conn) serveNext() (handedOn bool) {
 		c.watch.Reset(inlineFor)
 	}
 	c.serve(cl)
-	if cl.held {
-		// Its turn lasts until its response is written (flushHeld).
-		c.heldTurns++
-	} else {
-		c.work.release()
-	}
 	c.rmu.Lock()
 	handedOn = c.inline != cl
 	if !handedOn {
 		c.inline = nil
 	}
+	if cl.held {
+		// Its turn lasts until its response is written: by whoever
+		// reads now, before it waits for input (flushHeld).
+		c.heldTurns++
+	}
 	c.rmu.Unlock()
+	if !cl.held {
+		c.work.release()
+	}
 	return handedOn
 }
 
@@ -183,12 +185,13 @@ func (c *conn) handOn(only *call) {
 // reports whether reading was handed on meanwhile: the write took longer
 // than inlineFor (a peer that does not read what it is sent).
 func (c *conn) flushHeld() (handedOn bool, err error) {
+	c.rmu.Lock()
 	turns := c.heldTurns
 	if turns == 0 && !c.out.holds() {
+		c.rmu.Unlock()
 		return false, nil
 	}
 	c.heldTurns = 0
-	c.rmu.Lock()
 	wake := c.begin(flushing)
 	c.rmu.Unlock()
 	if wake {

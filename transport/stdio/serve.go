@@ -106,7 +106,7 @@ type conn struct {
 	readerDone chan struct{} // closed by the last reader
 	lines      *bufio.Reader // the input of Serve, read by whoever reads
 	next       *call         // the request the reader serves once its line is done with
-	heldTurns  int           // the turns of requests whose responses the reader holds
+	heldTurns  int           // the turns of requests whose responses are held (c.rmu)
 	rmu        sync.Mutex
 	readCtx    context.Context
 	endRead    sync.Once

@@ -1,11 +1,13 @@
 package stdio_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -764,4 +766,88 @@ func TestServePanics(t *testing.T) {
 	if len(lines) != 3 || strings.Contains(out.String(), "secret") {
 		t.Errorf("output %s", out.String())
 	}
+}
+
+// TestServeInlineHandsOn: a request the reader serves itself does not keep
+// the input from being read. One that runs long has reading handed on, so
+// that a request read after it is served while it runs; one that sends the
+// client a message hands reading on at once. MaxConcurrent still bounds
+// the requests served at once (the reader's own count against it).
+func TestServeInlineHandsOn(t *testing.T) {
+	checkLeaks(t)
+	st := newStub()
+	release := make(chan struct{})
+	var running, most atomic.Int32
+	enter := func() {
+		n := running.Add(1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+	}
+	st.on("wait", func(ctx context.Context, req *jsonrpc.Message, _ transport.Notifier) *jsonrpc.Response {
+		enter()
+		defer running.Add(-1)
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return result(req, "waited")
+	})
+	st.on("notify", func(ctx context.Context, req *jsonrpc.Message, n transport.Notifier) *jsonrpc.Response {
+		enter()
+		defer running.Add(-1)
+		_ = n.Notify([]byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}`))
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return result(req, "notified")
+	})
+	st.on("free", func(ctx context.Context, req *jsonrpc.Message, _ transport.Notifier) *jsonrpc.Response {
+		close(release)
+		return result(req, "freed")
+	})
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	served := make(chan error, 1)
+	go func() {
+		served <- stdio.Serve(context.Background(), st, inR, outW, &stdio.Options{MaxConcurrent: 3})
+	}()
+	lines := make(chan string, 16)
+	go func() {
+		r := bufio.NewReader(outR)
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				close(lines)
+				return
+			}
+			lines <- line
+		}
+	}()
+	for _, m := range []string{request("1", "wait"), request("2", "notify"), request("3", "free")} {
+		if _, err := io.WriteString(inW, m+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := map[string]bool{}
+	for len(got) < 4 {
+		select {
+		case line := <-lines:
+			for _, want := range []string{`"id":1,"result"`, `"id":2,"result"`, `"id":3,"result"`, `notifications/progress`} {
+				if strings.Contains(line, want) {
+					got[want] = true
+				}
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("after 10s only %v: a request served by the reader kept the input from being read", got)
+		}
+	}
+	if m := most.Load(); m != 2 {
+		t.Errorf("%d of the blocking requests ran at once, want 2", m)
+	}
+	inW.Close()
+	if err := <-served; err != nil {
+		t.Fatalf("Serve = %v", err)
+	}
+	outR.Close()
 }
