@@ -411,3 +411,69 @@ func appendString(dst []byte, s string) []byte {
 	dst = append(dst, s...)
 	return append(dst, '"')
 }
+
+// ParamsWriter writes a params object member by member and keeps the place
+// of each, as Decode does for the params it reads: a Message given the
+// object with SetParams has EachParam go through the members without
+// reading the text again. The writer vouches for what it writes: each
+// value one JSON value valid under the policy of Unmarshal (a value of a
+// decoded message, or one encoded by mcpkit) and no name twice. The zero
+// value is ready; Reset reuses a buffer.
+type ParamsWriter struct {
+	buf   []byte
+	n     int
+	spans [maxSpans]span
+}
+
+// Reset starts a new object in buf's storage.
+func (w *ParamsWriter) Reset(buf []byte) {
+	w.buf, w.n = buf[:0], 0
+}
+
+// Add appends a member.
+func (w *ParamsWriter) Add(name, value []byte) {
+	if len(w.buf) == 0 {
+		w.buf = append(w.buf, '{')
+	} else {
+		w.buf = append(w.buf, ',')
+	}
+	sp := span{nameStart: int32(len(w.buf)) + 1}
+	plain := true
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		w.buf = append(w.buf, '"')
+		w.buf = append(w.buf, name...)
+		w.buf = append(w.buf, '"')
+	} else {
+		w.buf, _ = jsontext.AppendQuote(w.buf, name)
+		sp.escaped = bytes.IndexByte(w.buf[sp.nameStart:], '\\') >= 0
+	}
+	sp.nameEnd = int32(len(w.buf)) - 1
+	w.buf = append(w.buf, ':')
+	sp.valueStart = int32(len(w.buf))
+	w.buf = append(w.buf, value...)
+	sp.valueEnd = int32(len(w.buf))
+	if w.n < maxSpans {
+		w.spans[w.n] = sp
+	}
+	w.n++
+}
+
+// SetParams makes the object w wrote m's params. The object shares w's
+// buffer; w must not be reused while m is.
+func (m *Message) SetParams(w *ParamsWriter) {
+	if len(w.buf) == 0 {
+		w.buf = append(w.buf, '{')
+	}
+	w.buf = append(w.buf, '}')
+	m.Params = w.buf
+	m.split, m.nsplit, m.nspans = nil, 0, 0
+	if w.n > 0 && w.n <= maxSpans {
+		m.split, m.nsplit, m.nspans, m.spans = &m.Params[0], len(m.Params), uint8(w.n), w.spans
+	}
+}

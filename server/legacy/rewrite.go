@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -31,11 +32,11 @@ func (s *Session) serveCore(ctx context.Context, req *transport.Request) (protoc
 	var answers map[string]json.RawMessage
 	state := ""
 	for round := 0; ; round++ {
-		p, err := s.modernParams(msg, answers, state)
-		if err != nil {
+		c.msg = jsonrpc.Message{ID: msg.ID, Method: msg.Method}
+		if err := s.modernParams(msg, answers, state, &c.params); err != nil {
 			return nil, err
 		}
-		c.msg = jsonrpc.Message{ID: msg.ID, Method: msg.Method, Params: p}
+		c.msg.SetParams(&c.params)
 		c.req = transport.Request{Message: &c.msg, Kind: transport.KindSession, Session: s, Notifier: notifier, Cancel: req.Cancel}
 		res, err := s.a.core.ServeModern(ctx, &c.req)
 		if err != nil {
@@ -73,8 +74,9 @@ func (s *Session) serveCore(ctx context.Context, req *transport.Request) (protoc
 // coreCall is what serveCore hands the core: the request of a round,
 // whose Session names the session it belongs to.
 type coreCall struct {
-	req transport.Request
-	msg jsonrpc.Message
+	req    transport.Request
+	msg    jsonrpc.Message
+	params jsonrpc.ParamsWriter
 }
 
 // inputParams encodes the params of a request for the client as the
@@ -202,15 +204,14 @@ func (s *Session) ask(ctx context.Context, n transport.Notifier, method string, 
 // with the session's per-request _meta, keeping the request's own _meta
 // members (such as a progressToken) and dropping MRTR members, which only
 // the session sets: the answers and state of a retry, when given.
-func (s *Session) modernParams(msg *jsonrpc.Message, answers map[string]json.RawMessage, state string) ([]byte, error) {
+func (s *Session) modernParams(msg *jsonrpc.Message, answers map[string]json.RawMessage, state string, w *jsonrpc.ParamsWriter) error {
 	params := msg.Params
 	members := s.metaMembers()
-	out := make([]byte, 0, len(params)+len(members)+64)
-	out = append(out, '{')
+	w.Reset(make([]byte, 0, len(params)+len(members)+64))
 	var own []byte
 	if len(params) > 0 {
 		if params[0] != '{' {
-			return nil, protocol.InvalidParams("params must be an object")
+			return protocol.InvalidParams("params must be an object")
 		}
 		err := msg.EachParam(func(key []byte, value jsontext.Value) error {
 			switch string(key) {
@@ -220,51 +221,57 @@ func (s *Session) modernParams(msg *jsonrpc.Message, answers map[string]json.Raw
 			case "inputResponses", "requestState":
 				return nil
 			}
-			out = appendMember(out, key, value)
+			w.Add(key, value)
 			return nil
 		})
 		if err != nil {
-			return nil, protocol.InvalidParams("malformed params")
+			return protocol.InvalidParams("malformed params")
 		}
 	}
-	if len(out) > 1 {
-		out = append(out, ',')
-	}
-	out = append(out, `"_meta":{`...)
+	bp := metaBufs.Get().(*[]byte)
+	defer metaBufs.Put(bp)
+	meta := append((*bp)[:0], '{')
 	if own != nil && own[0] == '{' {
 		_ = jsonrpc.EachMember(own, func(key []byte, value jsontext.Value) error {
 			switch string(key) {
 			case protocol.MetaProtocolVersion, protocol.MetaClientCapabilities, protocol.MetaClientInfo, protocol.MetaLogLevel:
 				return nil
 			}
-			out = appendQuoted(out, key)
-			out = append(out, ':')
-			out = append(out, value...)
-			out = append(out, ',')
+			meta = appendQuoted(meta, key)
+			meta = append(meta, ':')
+			meta = append(meta, value...)
+			meta = append(meta, ',')
 			return nil
 		})
 	}
-	out = append(out, members...)
+	meta = append(meta, members...)
 	s.mu.Lock()
 	level := s.logLevel
 	s.mu.Unlock()
 	if level != "" {
-		out = append(out, `,"`+protocol.MetaLogLevel+`":`...)
-		out = appendQuoted(out, []byte(level))
+		meta = append(meta, `,"`+protocol.MetaLogLevel+`":`...)
+		meta = appendQuoted(meta, []byte(level))
 	}
-	out = append(out, '}')
+	meta = append(meta, '}')
+	w.Add([]byte("_meta"), meta)
+	if cap(meta) <= 4<<10 {
+		*bp = meta
+	}
 	if answers != nil {
 		b, err := json.Marshal(answers)
 		if err != nil {
-			return nil, protocol.InternalError("encoding the client's answers: " + err.Error())
+			return protocol.InternalError("encoding the client's answers: " + err.Error())
 		}
-		out = appendMember(out, []byte("inputResponses"), b)
+		w.Add([]byte("inputResponses"), b)
 	}
 	if state != "" {
-		out = appendMember(out, []byte("requestState"), quote(state))
+		w.Add([]byte("requestState"), quote(state))
 	}
-	return append(out, '}'), nil
+	return nil
 }
+
+// metaBufs are the buffers modernParams builds a _meta in.
+var metaBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
 func appendMember(obj []byte, key, value []byte) []byte {
 	if len(obj) > 1 {
