@@ -176,7 +176,12 @@ func (c *conn) handOn(only *call) {
 	}
 	c.inline = nil
 	c.rmu.Unlock()
-	c.inlineOff.Store(inlineBackoff)
+	if cl != flushing {
+		// A slow request: the next ones go to workers for a while. A
+		// slow write needs no such thing: what the next reader holds
+		// is written by the blocked writer once it can go on.
+		c.inlineOff.Store(inlineBackoff)
+	}
 	ctx := c.readCtx
 	go c.reading(func() error { return c.readOn(ctx) })
 }
