@@ -19,14 +19,18 @@ import (
 // the client's answer to a request the server sent, other requests), so
 // the reader hands reading on to a new goroutine, and goes on serving the
 // request as a worker would, when the request runs longer than inlineFor
-// (at least; see startWatch) or sends the client anything (a progress notification, a request of its
-// own). After a hand-off, the next inlineBackoff requests go to workers:
-// a connection whose requests are slow does not wait inlineFor for each.
+// (at least; see startWatch) or sends the client anything (a progress
+// notification, a request of its own). After a hand-off, or a request that took longer than inlineSlow
+// (one that waits on a database, say, is better served side by side with
+// the next ones than before them), the next inlineBackoff requests go to
+// workers: a connection whose requests are slow does not wait inlineFor
+// for each, nor serve them one after the other.
 //
 // Batches and the messages of a MessageReader always go to workers.
 
 const (
 	inlineFor     = time.Millisecond
+	inlineSlow    = 100 * time.Microsecond
 	inlineBackoff = 64
 )
 
@@ -147,7 +151,13 @@ func (c *conn) serveNext() (handedOn bool) {
 	if wake {
 		c.watch.Reset(inlineFor)
 	}
+	start := time.Now()
 	c.serve(cl)
+	if time.Since(start) > inlineSlow {
+		// Requests that wait (on a database, say) are better served
+		// side by side by workers than one after the other by the reader.
+		c.inlineOff.Store(inlineBackoff)
+	}
 	c.rmu.Lock()
 	handedOn = c.inline != cl
 	if !handedOn {

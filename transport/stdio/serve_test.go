@@ -851,3 +851,36 @@ func TestServeInlineHandsOn(t *testing.T) {
 	}
 	outR.Close()
 }
+
+// TestServeSlowRequestsSideBySide: requests that take a while (here 200 µs
+// each, yielding meanwhile as one waiting on a database would) are served
+// side by side, not one after the other by the reader.
+func TestServeSlowRequestsSideBySide(t *testing.T) {
+	checkLeaks(t)
+	st := newStub()
+	var running, most atomic.Int32
+	st.on("wait", func(ctx context.Context, req *jsonrpc.Message, _ transport.Notifier) *jsonrpc.Response {
+		n := running.Add(1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		for start := time.Now(); time.Since(start) < 200*time.Microsecond; {
+			runtime.Gosched()
+		}
+		running.Add(-1)
+		return result(req, "waited")
+	})
+	var in strings.Builder
+	for i := range 64 {
+		in.WriteString(request(strconv.Itoa(i+1), "wait") + "\n")
+	}
+	var out bytes.Buffer
+	if err := stdio.Serve(context.Background(), st, strings.NewReader(in.String()), &out, nil); err != nil {
+		t.Fatalf("Serve = %v", err)
+	}
+	if n := strings.Count(out.String(), `"result"`); n != 64 {
+		t.Fatalf("%d answers, want 64", n)
+	}
+	if m := most.Load(); m < 2 {
+		t.Errorf("at most %d request ran at once: the requests were served one after the other", m)
+	}
+}
