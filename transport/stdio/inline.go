@@ -22,16 +22,19 @@ import (
 // (at least; see startWatch) or sends the client anything (a progress
 // notification, a request of its own). After a hand-off, or a request that took longer than inlineSlow
 // (one that waits on a database, say, is better served side by side with
-// the next ones than before them), the next inlineBackoff requests go to
-// workers: a connection whose requests are slow does not wait inlineFor
-// for each, nor serve them one after the other.
+// the next ones than before them), the next requests go to workers: 64,
+// twice as many after each slow one in a row, up to 4,096, and 64 again
+// once one is fast. A connection whose requests are slow does not wait
+// inlineFor for each, nor serve them one after the other, and tries the
+// reader again ever more rarely.
 //
 // Batches and the messages of a MessageReader always go to workers.
 
 const (
-	inlineFor     = time.Millisecond
-	inlineSlow    = 100 * time.Microsecond
-	inlineBackoff = 64
+	inlineFor  = time.Millisecond
+	inlineSlow = 100 * time.Microsecond
+	minBackoff = 64
+	maxBackoff = 4096
 )
 
 // flushing stands for the reader's writing of what it held, in c.inline:
@@ -153,11 +156,7 @@ func (c *conn) serveNext() (handedOn bool) {
 	}
 	start := time.Now()
 	c.serve(cl)
-	if time.Since(start) > inlineSlow {
-		// Requests that wait (on a database, say) are better served
-		// side by side by workers than one after the other by the reader.
-		c.inlineOff.Store(inlineBackoff)
-	}
+	slow := time.Since(start) > inlineSlow
 	c.rmu.Lock()
 	handedOn = c.inline != cl
 	if !handedOn {
@@ -171,6 +170,14 @@ func (c *conn) serveNext() (handedOn bool) {
 	c.rmu.Unlock()
 	if !cl.held {
 		c.work.release()
+	}
+	switch {
+	case !slow:
+		c.backoff.Store(minBackoff)
+	case !handedOn: // handOn backed off already
+		// Requests that wait (on a database, say) are better served
+		// side by side by workers than one after the other by the reader.
+		c.backOff()
 	}
 	return handedOn
 }
@@ -190,7 +197,7 @@ func (c *conn) handOn(only *call) {
 		// A slow request: the next ones go to workers for a while. A
 		// slow write needs no such thing: what the next reader holds
 		// is written by the blocked writer once it can go on.
-		c.inlineOff.Store(inlineBackoff)
+		c.backOff()
 	}
 	ctx := c.readCtx
 	go c.reading(func() error { return c.readOn(ctx) })
@@ -223,6 +230,17 @@ func (c *conn) flushHeld() (handedOn bool, err error) {
 	}
 	c.rmu.Unlock()
 	return handedOn, err
+}
+
+// backOff sends the next requests to workers, twice as many as last time
+// (minBackoff to maxBackoff).
+func (c *conn) backOff() {
+	n := c.backoff.Load()
+	if n < minBackoff {
+		n = minBackoff
+	}
+	c.inlineOff.Store(n)
+	c.backoff.Store(min(2*n, maxBackoff))
 }
 
 // send queues a response: held for the reader to write with the others

@@ -112,6 +112,7 @@ type conn struct {
 	endRead    sync.Once
 	inline     *call        // the request the reader is serving, until it hands reading on
 	inlineOff  atomic.Int32 // requests to give to workers before serving one inline again
+	backoff    atomic.Int32 // the next inlineOff after a slow request
 	watch      *time.Timer
 	watching   bool   // the watch ticks (c.rmu)
 	started    uint64 // how many things the reader began serving itself (c.rmu)
