@@ -69,8 +69,12 @@ type Options struct {
 // grace period is over), subscriptions/listen streams excepted, which end
 // without one.
 //
-// Each request is served on a goroutine of its own, at most MaxConcurrent
-// at once, within MaxPending and MaxPendingBytes. When Serve returns, every
+// Requests are served at most MaxConcurrent at once, within MaxPending and
+// MaxPendingBytes: a quick one by the goroutine that reads the input, whose
+// answers to what one read brought are written together; others (those
+// that follow slow ones) by workers. A request that runs longer than a
+// millisecond, or sends the client anything, never keeps the input from
+// being read: reading passes to another goroutine. When Serve returns, every
 // goroutine it started has ended: when ctx ends while the reader is blocked
 // in in.Read, Serve interrupts the read through SetReadDeadline where in has
 // it (os.Stdin on a pipe, net.Conn); with another reader, its goroutine ends
