@@ -16,7 +16,8 @@ import (
 // a plain yes (an invalid instance, a number "integer" cannot judge from
 // its text) the full validator decides and reports, so the errors are the
 // same either way. The plain check only ever says "valid" for what the
-// full validator accepts (TestPlainAgrees, FuzzPlain).
+// full validator accepts (checkPlain, run over the JSON-Schema test suite,
+// the validation cases and FuzzCompileValidate; TestPlainKnowsEveryKeyword).
 type plain struct {
 	types    typeSet // 0: any type
 	props    map[string]*plain
