@@ -11,7 +11,7 @@ import (
 // itself, as the floor of a line protocol does, when a worker's turn is
 // free: no hand-off to another goroutine, and the answers of the requests
 // read in one go are written with one system call, once the input read is
-// used up (outbox.hold, kick). A request served this way still counts
+// used up (outbox.hold, flushHeld). A request served this way still counts
 // against MaxConcurrent, and is registered for cancellation like any
 // other.
 //

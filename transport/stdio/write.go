@@ -70,28 +70,15 @@ func (o *outbox) put(msg []byte) error {
 }
 
 // hold queues msg as one line without writing it: the reader, which holds
-// it, writes what is queued before it waits for input (kick), as the floor
-// of a line protocol flushes once its input is drained. Only the goroutine
-// that reads the input may hold.
+// it, writes what is queued before it waits for input (writeAll, from
+// conn.flushHeld), as the floor of a line protocol flushes once its input
+// is drained. Only the goroutine that reads the input may hold.
 func (o *outbox) hold(msg []byte) error {
 	if err := o.queue(msg); err != nil {
 		return err
 	}
 	o.mu.Unlock()
 	return nil
-}
-
-// kick writes what is queued unless someone is writing.
-func (o *outbox) kick() error {
-	o.mu.Lock()
-	if o.writing || len(o.pending) == 0 || o.err != nil || o.closed {
-		err := o.err
-		o.mu.Unlock()
-		return err
-	}
-	o.writing = true
-	o.mu.Unlock()
-	return o.drain(false)
 }
 
 // writeAll returns once what is queued has been written (or writing
