@@ -20,11 +20,11 @@ import (
 // the reader hands reading on to a new goroutine, and goes on serving the
 // request as a worker would, when the request runs longer than inlineFor
 // (at least; see startWatch) or sends the client anything (a progress
-// notification, a request of its own). After a hand-off, or a request that took longer than inlineSlow
-// (one that waits on a database, say, is better served side by side with
-// the next ones than before them), the next requests go to workers: 64,
-// twice as many after each slow one in a row, up to 4,096, and 64 again
-// once one is fast. A connection whose requests are slow does not wait
+// notification, a request of its own). After a hand-off, or a request
+// that took longer than inlineSlow (one that waits on a database, say, is
+// better served side by side with the next ones than before them), the
+// next requests go to workers: 64, twice as many after each slow one in a
+// row, up to 4,096, and 64 again once one is fast. A connection whose requests are slow does not wait
 // inlineFor for each, nor serve them one after the other, and tries the
 // reader again ever more rarely.
 //
@@ -71,7 +71,7 @@ func (c *conn) reading(read func() error) {
 // startWatch starts the goroutine that hands reading on when a request
 // served by the reader (or the reader's write) runs longer than inlineFor;
 // stop ends it. The watch ticks every inlineFor while the reader serves
-// and sleeps once it finds the reader idle (the reader wakes it, watchOn):
+// and sleeps once it finds the reader idle (the reader wakes it, begin):
 // no timer is set per request. What the reader serves at two ticks in a
 // row, without having started anything else in between, has run at least
 // inlineFor.
