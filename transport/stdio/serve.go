@@ -90,7 +90,7 @@ type conn struct {
 	opts   Options
 	logger *slog.Logger
 
-	out *outbox // what is written, in order, by a goroutine of its own
+	out *outbox // what is written, in order, in batches (write.go)
 
 	work   *workers // serve the requests, MaxConcurrent at once
 	budget *Budget  // the bytes of requests and responses held
@@ -456,9 +456,10 @@ func (c *conn) initialize(ctx context.Context, msg *jsonrpc.Message, o *origin) 
 	}
 }
 
-// start registers a request and serves it on a goroutine of its own; b is
-// the batch it came in and o its MessageReader message (or nil), charge
-// the bytes it takes from the budget.
+// start registers a request and has it served: by the reader itself
+// (serveInline), by a worker, or (a listen stream) on a goroutine of its
+// own; b is the batch it came in and o its MessageReader message (or nil),
+// charge the bytes it takes from the budget.
 func (c *conn) start(ctx context.Context, msg *jsonrpc.Message, kind transport.Kind, sess transport.Session, b *batch, o *origin, charge int64) {
 	cctx, cancel := o.context(ctx)
 	cl := &call{c: c, ctx: cctx, cancel: cancel, msg: msg, kind: kind, sess: sess, batch: b, origin: o, charge: charge,
