@@ -122,10 +122,7 @@ func (m *RequestMeta) decode(b []byte) error {
 	return jsonrpc.EachMember(b, func(key []byte, v jsontext.Value) error {
 		switch string(key) {
 		case MetaProtocolVersion:
-			if known, ok := knownVersions[string(v)]; ok {
-				m.ProtocolVersion = known
-				return nil
-			}
+			// Known revisions are interned (methods.go): no allocation.
 			return str(MetaProtocolVersion, v, &m.ProtocolVersion)
 		case MetaClientCapabilities:
 			if string(v) == "null" {
@@ -185,14 +182,6 @@ func (m *RequestMeta) decode(b []byte) error {
 		}
 		return nil
 	})
-}
-
-// knownVersions maps the encoded revisions to their names, so that the
-// per-request protocol version is read without allocating.
-var knownVersions = map[string]string{
-	`"2026-07-28"`: "2026-07-28", `"2025-11-25"`: "2025-11-25",
-	`"2025-06-18"`: "2025-06-18", `"2025-03-26"`: "2025-03-26",
-	`"2024-11-05"`: "2024-11-05",
 }
 
 // decodeCache maps the encoding of a _meta member to its decoded value,

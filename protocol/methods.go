@@ -76,7 +76,6 @@ func init() {
 		NotificationCancelled, NotificationProgress, NotificationMessage, NotificationResourceUpdated,
 		NotificationResourceListChanged, NotificationToolListChanged, NotificationPromptListChanged,
 		NotificationSubscriptionsAcknowledged, NotificationRootsListChanged)
-	for _, v := range knownVersions {
-		jsonrpc.Intern(v)
-	}
+	jsonrpc.Intern(ModernVersions...)
+	jsonrpc.Intern(LegacyVersions...)
 }

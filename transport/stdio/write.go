@@ -186,20 +186,18 @@ func (o *outbox) drain(yield bool) error {
 func (o *outbox) waitRoom(ctx context.Context) error {
 	for {
 		o.mu.Lock()
-		full := int64(len(o.pending)) > o.limit && o.err == nil
-		if o.room == nil && full {
+		if int64(len(o.pending)) <= o.limit || o.err != nil {
+			o.mu.Unlock()
+			return nil
+		}
+		if o.room == nil {
 			o.room = make(chan struct{})
 		}
 		room := o.room
-		o.mu.Unlock()
-		if !full {
-			return nil
-		}
-		// What the reader held is written now, not when it next waits
-		// for input; by another goroutine, so that the reader stays
-		// interruptible (close waits for it).
-		o.mu.Lock()
-		if !o.writing && len(o.pending) > 0 && o.err == nil && !o.closed {
+		if !o.writing && !o.closed {
+			// What the reader held is written now, not when it next
+			// waits for input; by another goroutine, so that the reader
+			// stays interruptible (close waits for it).
 			o.writing = true
 			go func() { _ = o.drain(false) }()
 		}
