@@ -132,7 +132,11 @@ func (x *Extension) answer(ctx context.Context, rec *Record, responses map[strin
 	x.mu.Unlock()
 	if t == nil {
 		// Another replica runs it (or none does any more).
-		return x.forward(ctx, controlUpdate, rec, got)
+		if published, err := x.forward(ctx, controlUpdate, rec, got); !published {
+			return err
+		}
+		x.awaitApplied(ctx, rec.ID, got)
+		return nil
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -216,7 +220,7 @@ func (x *Extension) cancelTask(ctx context.Context, rec *Record) {
 		x.notify(updated)
 	}
 	// Another replica may run it: stop its handler there.
-	_ = x.forward(ctx, controlCancel, rec, nil)
+	_, _ = x.forward(ctx, controlCancel, rec, nil)
 }
 
 // msgCancelledByClient is the status message of a task cancelled by

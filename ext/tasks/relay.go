@@ -102,26 +102,66 @@ func (x *Extension) relay(ctx context.Context, f server.Feed, ch <-chan server.E
 }
 
 // forward publishes a control event for the task rec, which this process
-// does not run, to the replica that runs it. It does nothing with an
-// in-process feed.
-func (x *Extension) forward(ctx context.Context, method string, rec *Record, responses map[string]json.RawMessage) error {
+// does not run, to the replica that runs it, and reports whether it did:
+// it does nothing with an in-process feed.
+func (x *Extension) forward(ctx context.Context, method string, rec *Record, responses map[string]json.RawMessage) (published bool, err error) {
 	s := x.srv.Load()
 	if s == nil || !shared(s.Feed()) {
-		return nil
+		return false, nil
 	}
 	b, err := json.Marshal(control{TaskID: rec.ID, Principal: rec.Principal, InputResponses: responses})
 	if err != nil {
-		return protocol.InternalError("encoding the control event: " + err.Error())
+		return false, protocol.InternalError("encoding the control event: " + err.Error())
 	}
 	if len(b) > maxControlBytes {
-		return protocol.InvalidParams(fmt.Sprintf("%s: %d bytes of inputResponses, more than the server forwards to the replica that runs the task (%d)", MethodUpdate, len(b), maxControlBytes))
+		return false, protocol.InvalidParams(fmt.Sprintf("%s: %d bytes of inputResponses, more than the server forwards to the replica that runs the task (%d)", MethodUpdate, len(b), maxControlBytes))
 	}
 	err = s.Feed().Publish(context.WithoutCancel(ctx), server.Event{Kind: feed.Notification, Topic: controlTopic, Method: method, Params: b})
 	if err != nil {
 		x.log.Error("tasks: forwarding to the replica that runs the task", "task", rec.ID, "err", err)
-		return storeError("forwarding to the replica that runs the task", err)
+		return false, storeError("forwarding to the replica that runs the task", err)
 	}
-	return nil
+	return true, nil
+}
+
+// forwardWait bounds how long a tasks/update forwarded to the replica
+// that runs the task waits for that replica to record it, and
+// forwardPoll is how often it looks.
+const (
+	forwardWait = time.Second
+	forwardPoll = 5 * time.Millisecond
+)
+
+// awaitApplied waits, up to forwardWait, until the stored task id no
+// longer asks for the keys of answers (the replica that runs it recorded
+// them), so that a tasks/get after the tasks/update, on any replica, sees
+// them answered. Past the wait the update stays acknowledged as published.
+func (x *Extension) awaitApplied(ctx context.Context, id string, answers map[string]json.RawMessage) {
+	ctx, cancel := context.WithTimeout(ctx, forwardWait)
+	defer cancel()
+	t := time.NewTicker(forwardPoll)
+	defer t.Stop()
+	for {
+		rec, err := x.store.Get(ctx, id)
+		if err != nil || rec.Status != InputRequired {
+			return
+		}
+		pending := false
+		for k := range answers {
+			if _, ok := rec.InputRequests[k]; ok {
+				pending = true
+				break
+			}
+		}
+		if !pending {
+			return
+		}
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // applyControl applies a control event to the run it names, if this
