@@ -170,6 +170,13 @@ func TestTaskUpdateOnAnotherReplica(t *testing.T) {
 	if err != nil {
 		t.Fatalf("tasks/update on B: %v", err)
 	}
+	// Answered once A recorded it: a tasks/get right after it no longer
+	// asks for the name.
+	if got, err := tasks.Get(ctx, sb, tk.TaskID); err != nil {
+		t.Fatalf("tasks/get: %v", err)
+	} else if _, asks := got.InputRequests["name"]; asks {
+		t.Fatalf("tasks/get right after tasks/update still asks for the name: %+v", got)
+	}
 	tk = pollTask(t, ctx, sb, tk.TaskID, func(tk *tasks.Task) bool { return tk.Status.Terminal() })
 	if tk.Status != tasks.Completed || !strings.Contains(string(tk.Result), "A heard Ada") {
 		t.Fatalf("task %+v, result %s", tk, tk.Result)
