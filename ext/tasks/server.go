@@ -224,11 +224,17 @@ func declared(r *server.Request) bool {
 	return ok
 }
 
-// newID returns a task handle: 128 random bits.
+// newID returns a task handle: 128 random bits, base64url, never starting
+// with "-" (a command line would read such an id as a flag: `mcpkit task
+// wait URL ID`); one in 64 draws is drawn again.
 func newID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return base64.RawURLEncoding.EncodeToString(b[:])
+	for {
+		var b [16]byte
+		_, _ = rand.Read(b[:])
+		if id := base64.RawURLEncoding.EncodeToString(b[:]); id[0] != '-' {
+			return id
+		}
+	}
 }
 
 // reserve takes a running slot for principal.
