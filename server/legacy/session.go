@@ -31,7 +31,7 @@ type Session struct {
 	// at initialize); requests from others are refused.
 	principal string
 
-	lastUsed atomic.Int64 // unix nanoseconds, on this replica
+	lastUsed atomic.Int64 // on this replica: nanoseconds since clockStart (monotonic)
 	used     atomic.Bool  // a request came after initialize
 
 	mu          sync.Mutex
@@ -92,13 +92,17 @@ func (s *Session) Version() string { return s.version }
 // initialize.
 func (s *Session) ClientCapabilities() *protocol.ClientCapabilities { return s.caps }
 
-func (s *Session) touch() { s.lastUsed.Store(time.Now().UnixNano()) }
+// clockStart is the origin of lastUsed: time.Since of it reads the
+// monotonic clock only, once per request.
+var clockStart = time.Now()
+
+func (s *Session) touch() { s.lastUsed.Store(int64(time.Since(clockStart))) }
 
 // idle reports whether this replica's copy can be let go: nothing of it
 // runs here and it was not used here for the idle timeout. Its record
 // stays; the copy is made again when the session comes back.
 func (s *Session) idle(now time.Time) bool {
-	return !s.busy() && now.Sub(time.Unix(0, s.lastUsed.Load())) > s.a.opts.IdleTimeout
+	return !s.busy() && now.Sub(clockStart)-time.Duration(s.lastUsed.Load()) > s.a.opts.IdleTimeout
 }
 
 // busy reports whether anything of the session runs on this replica: a
@@ -361,7 +365,7 @@ func (s *Session) handleResponse(msg *jsonrpc.Message) {
 
 // serve answers a request of the session.
 func (s *Session) serve(ctx context.Context, req *transport.Request) (protocol.Result, error) {
-	s.touch()
+	// It is touched when done: until then it is busy (inflight), never idle.
 	s.used.Store(true)
 	msg := req.Message
 	// The session cancels its requests (notifications/cancelled, its

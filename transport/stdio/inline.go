@@ -37,6 +37,9 @@ const (
 	maxBackoff = 4096
 )
 
+// clockStart is the origin of the reader's timing of what it serves.
+var clockStart = time.Now()
+
 // flushing stands for the reader's writing of what it held, in c.inline:
 // a peer that does not read blocks that write, and the input goes on
 // being read all the same.
@@ -154,9 +157,9 @@ func (c *conn) serveNext() (handedOn bool) {
 	if wake {
 		c.watch.Reset(inlineFor)
 	}
-	start := time.Now()
+	start := time.Since(clockStart) // the monotonic clock only
 	c.serve(cl)
-	slow := time.Since(start) > inlineSlow
+	slow := time.Since(clockStart)-start > inlineSlow
 	c.rmu.Lock()
 	handedOn = c.inline != cl
 	if !handedOn {

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -54,6 +55,7 @@ func run() int {
 	conc := flag.String("c", "1,16", "concurrency levels, comma-separated")
 	only := flag.String("servers", "", "measure only these servers (comma-separated names)")
 	jsonOut := flag.String("json", "", "also write every measurement to this `file`")
+	onlyWork := flag.String("workloads", "", "measure only these workloads (comma-separated: point, join)")
 	flag.Parse()
 	if *dsn == "" || *mcpkitBin == "" {
 		fmt.Fprintln(os.Stderr, "sqlbench: -dsn (or MCPKIT_TEST_POSTGRES_DSN) and -mcpkit are required")
@@ -98,9 +100,16 @@ func run() int {
 			levels = append(levels, n)
 		}
 	}
+	work := workloads
+	if *onlyWork != "" {
+		names := strings.Split(*onlyWork, ",")
+		work = filter(work, func(w workload) bool {
+			return slices.ContainsFunc(names, func(n string) bool { return strings.Contains(w.name, strings.TrimSpace(n)) })
+		})
+	}
 	var all []measurement
 	for r := 0; r < *rounds; r++ {
-		for _, w := range workloads {
+		for _, w := range work {
 			for _, c := range levels {
 				for i := range servers {
 					s := servers[(i+r)%len(servers)]
@@ -117,7 +126,7 @@ func run() int {
 			}
 		}
 	}
-	report(os.Stdout, servers, levels, all)
+	report(os.Stdout, servers, work, levels, all)
 	if *jsonOut != "" {
 		b, _ := json.MarshalIndent(all, "", "  ")
 		if err := os.WriteFile(*jsonOut, b, 0o644); err != nil {

@@ -80,13 +80,13 @@ func pgDelta(a, b map[int]float64) float64 {
 
 // report prints, per cell, each server's medians and its rate against the
 // fastest peer.
-func report(w io.Writer, servers []*server, levels []int, all []measurement) {
+func report(w io.Writer, servers []*server, work []workload, levels []int, all []measurement) {
 	fmt.Fprintln(w, "\n| workload | c | server | req/s (median) | vs fastest peer | server CPU ms/req | PostgreSQL CPU ms/req | load generator CPU ms/req | p50 ms |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
 	type cell struct {
 		rate, cpu, pg, client, p50 float64
 	}
-	for _, wl := range workloads {
+	for _, wl := range work {
 		for _, c := range levels {
 			cells := map[string]cell{}
 			bestPeer, bestPeerName := 0.0, ""
