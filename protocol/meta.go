@@ -380,6 +380,27 @@ func decodeImplementation(v []byte) (*Implementation, error) {
 	return c, nil
 }
 
+// CopyTo sets *dst to a copy of m that shares nothing with it.
+func (m *RequestMeta) CopyTo(dst *RequestMeta) {
+	*dst = *m
+	if m.ProgressToken != nil {
+		t := *m.ProgressToken
+		dst.ProgressToken = &t
+	}
+	if m.ClientInfo != nil {
+		dst.ClientInfo = m.ClientInfo.clone()
+	}
+	if m.ClientCapabilities != nil {
+		dst.ClientCapabilities = m.ClientCapabilities.clone()
+	}
+	if m.Extra != nil {
+		dst.Extra = make(map[string]json.RawMessage, len(m.Extra))
+		for k, v := range m.Extra {
+			dst.Extra[k] = append(json.RawMessage(nil), v...)
+		}
+	}
+}
+
 // clone returns a copy of c that shares nothing with it.
 func (c *ClientCapabilities) clone() *ClientCapabilities {
 	out := &ClientCapabilities{Experimental: cloneObjects(c.Experimental), Extensions: cloneObjects(c.Extensions), Tasks: cloneObject(c.Tasks)}

@@ -33,7 +33,9 @@ func (c *CallRequest) Detach(answers map[string]json.RawMessage) (*CallRequest, 
 		}
 		d.raw = raw
 	}
-	if err := d.metaMem.UnmarshalJSON(d.raw.meta); err != nil {
+	if r.Meta != nil {
+		r.Meta.CopyTo(&d.metaMem) // what the request's _meta was read as, or its session's
+	} else if err := d.metaMem.UnmarshalJSON(d.raw.meta); err != nil {
 		return nil, protocol.InvalidParams("malformed _meta: " + err.Error())
 	}
 	d.Meta = &d.metaMem

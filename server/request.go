@@ -93,12 +93,16 @@ func (s *Server) newRequest(ctx context.Context, req *transport.Request) (*Reque
 		r.raw = raw
 	}
 	rawMeta := r.raw.meta
-	if rawMeta == nil {
-		return nil, invalidMeta("missing required _meta (" + protocol.MetaProtocolVersion + ", " + protocol.MetaClientCapabilities + ")")
-	}
 	meta := &r.metaMem
-	if err := meta.UnmarshalJSON(rawMeta); err != nil {
-		return nil, invalidMeta("malformed _meta: " + err.Error())
+	switch {
+	case rawMeta == nil && req.Meta != nil:
+		req.Meta.CopyTo(meta) // a legacy session's, given as a value
+	case rawMeta == nil:
+		return nil, invalidMeta("missing required _meta (" + protocol.MetaProtocolVersion + ", " + protocol.MetaClientCapabilities + ")")
+	default:
+		if err := meta.UnmarshalJSON(rawMeta); err != nil {
+			return nil, invalidMeta("malformed _meta: " + err.Error())
+		}
 	}
 	if meta.ProtocolVersion == "" {
 		return nil, invalidMeta("missing required _meta field " + protocol.MetaProtocolVersion)

@@ -26,6 +26,11 @@ type Request struct {
 	// response (progress, log messages, the legacy era's server-to-client
 	// requests); nil when none can be sent.
 	Notifier Notifier
+	// Meta, when not nil, stands for the _meta of params that have none:
+	// a legacy session's (its revision, the client's capabilities and
+	// information, the log level), which the core copies instead of
+	// reading them from params. Params with _meta are read as they are.
+	Meta *protocol.RequestMeta
 	// Cancel cancels the context the request is served with; transports
 	// always set it for requests. A legacy session calls it on
 	// notifications/cancelled and when it ends.

@@ -32,12 +32,23 @@ func (s *Session) serveCore(ctx context.Context, req *transport.Request) (protoc
 	var answers map[string]json.RawMessage
 	state := ""
 	for round := 0; ; round++ {
-		c.msg = jsonrpc.Message{ID: msg.ID, Method: msg.Method}
-		if err := s.modernParams(msg, answers, state, &c.params); err != nil {
-			return nil, err
+		if round == 0 && plainParams(msg) {
+			// Nothing to leave out or add but _meta: the params go as they
+			// came, and the session's _meta as a value.
+			c.msg = *msg
+			c.meta = *s.sessionMeta()
+			s.mu.Lock()
+			c.meta.LogLevel = s.logLevel
+			s.mu.Unlock()
+			c.req = transport.Request{Message: &c.msg, Kind: transport.KindSession, Session: s, Notifier: notifier, Cancel: req.Cancel, Meta: &c.meta}
+		} else {
+			c.msg = jsonrpc.Message{ID: msg.ID, Method: msg.Method}
+			if err := s.modernParams(msg, answers, state, &c.params); err != nil {
+				return nil, err
+			}
+			c.msg.SetParams(&c.params)
+			c.req = transport.Request{Message: &c.msg, Kind: transport.KindSession, Session: s, Notifier: notifier, Cancel: req.Cancel}
 		}
-		c.msg.SetParams(&c.params)
-		c.req = transport.Request{Message: &c.msg, Kind: transport.KindSession, Session: s, Notifier: notifier, Cancel: req.Cancel}
 		res, err := s.a.core.ServeModern(ctx, &c.req)
 		if err != nil {
 			return nil, legacyError(err)
@@ -77,6 +88,45 @@ type coreCall struct {
 	req    transport.Request
 	msg    jsonrpc.Message
 	params jsonrpc.ParamsWriter
+	meta   protocol.RequestMeta
+}
+
+// errNotPlain stops plainParams at the first member it looks for.
+var errNotPlain = errors.New("params to rewrite")
+
+// plainParams reports whether the params of msg are absent or an object
+// with none of the members modernParams leaves out or replaces (_meta,
+// inputResponses, requestState): the core can then read them as they came,
+// with the session's _meta given beside them.
+func plainParams(msg *jsonrpc.Message) bool {
+	if len(msg.Params) == 0 {
+		return true
+	}
+	if msg.Params[0] != '{' {
+		return false
+	}
+	err := msg.EachParam(func(key []byte, _ jsontext.Value) error {
+		switch string(key) {
+		case "_meta", "inputResponses", "requestState":
+			return errNotPlain
+		}
+		return nil
+	})
+	return err == nil
+}
+
+// sessionMeta returns the session's _meta as the core reads it from what
+// modernParams writes (metaMembers), the log level aside.
+func (s *Session) sessionMeta() *protocol.RequestMeta {
+	s.metaValueOnce.Do(func() {
+		b := append(append([]byte{'{'}, s.metaMembers()...), '}')
+		if err := s.metaValue.UnmarshalJSON(b); err != nil {
+			// metaMembers writes what UnmarshalJSON reads; should it
+			// not, the core says so for the request.
+			s.metaValue = protocol.RequestMeta{}
+		}
+	})
+	return &s.metaValue
 }
 
 // inputParams encodes the params of a request for the client as the

@@ -53,6 +53,9 @@ type Session struct {
 
 	metaOnce  sync.Once
 	metaCache []byte
+	// metaValue is metaCache read as the core reads it (sessionMeta).
+	metaValueOnce sync.Once
+	metaValue     protocol.RequestMeta
 }
 
 // Done is closed once the session has ended.

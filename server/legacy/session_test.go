@@ -2,11 +2,15 @@ package legacy_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/protocol"
+	"github.com/mcpkit/mcpkit/server"
 	"github.com/mcpkit/mcpkit/server/legacy"
 )
 
@@ -393,5 +397,60 @@ func TestSessionAttachment(t *testing.T) {
 	first := s.Attachment(create)
 	if second := s.Attachment(create); second != first || calls != 1 {
 		t.Errorf("Attachment made %d values", calls)
+	}
+}
+
+// TestSessionMetaEitherWay: the core sees the same _meta for a legacy
+// request whether its params are handed on as they came (no _meta of the
+// client's own) or rewritten (with one), the log level set in the session
+// included.
+func TestSessionMetaEitherWay(t *testing.T) {
+	core := server.New(tinyInfo, nil)
+	server.AddTool(core, &protocol.Tool{Name: "meta", Description: "Describes its request's _meta"},
+		func(ctx context.Context, req *server.CallRequest, _ struct{}) (string, error) {
+			m := req.Meta
+			b, err := json.Marshal(map[string]any{"version": m.ProtocolVersion, "info": m.ClientInfo,
+				"caps": m.ClientCapabilities, "level": m.LogLevel})
+			return string(b), err
+		})
+	a := legacy.New(core, nil)
+	defer a.Close()
+	ctx := context.Background()
+	sess, _ := a.Initialize(ctx, &jsonrpc.Message{ID: jsonrpc.IntID(1), Method: protocol.MethodInitialize,
+		Params: json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{"roots":{"listChanged":true},"elicitation":{}},"clientInfo":{"name":"either","version":"2"}}`)})
+	call := func(params string) string {
+		t.Helper()
+		msg, err := jsonrpc.Decode([]byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":` + params + `}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := sess.Handle(ctx, msg, nil).Append(nil)
+		var resp struct {
+			Result protocol.CallToolResult `json:"result"`
+		}
+		if err := json.Unmarshal(out, &resp); err != nil || len(resp.Result.Content) == 0 || resp.Result.IsError {
+			t.Fatalf("%s: %s", params, out)
+		}
+		tc, ok := resp.Result.Content[0].(*protocol.TextContent)
+		if !ok {
+			t.Fatalf("%s: %s", params, out)
+		}
+		return tc.Text
+	}
+	for _, level := range []string{"", "warning"} {
+		if level != "" {
+			msg, _ := jsonrpc.Decode([]byte(`{"jsonrpc":"2.0","id":3,"method":"logging/setLevel","params":{"level":"` + level + `"}}`))
+			sess.Handle(ctx, msg, nil)
+		}
+		plain := call(`{"name":"meta"}`)
+		rewritten := call(`{"name":"meta","_meta":{"progressToken":"p"}}`)
+		if plain != rewritten {
+			t.Errorf("level %q: _meta of params as they came\n%s\nrewritten\n%s", level, plain, rewritten)
+		}
+		for _, want := range []string{`"version":"2026-07-28"`, `"name":"either"`, `"listChanged":true`, `"level":"` + level + `"`} {
+			if !strings.Contains(plain, want) {
+				t.Errorf("level %q: %s lacks %s", level, plain, want)
+			}
+		}
 	}
 }
