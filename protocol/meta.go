@@ -204,6 +204,32 @@ var (
 	metaCache decodeCache[RequestMeta]
 )
 
+// MetaVersion returns the protocolVersion member of a request's _meta
+// object (raw JSON, which the caller has read whole with the policy of
+// jsonrpc.Unmarshal, as jsonrpc.Decode does), or "" when it has none or
+// is not an object. The _meta a client sends with every request is
+// answered from the cache UnmarshalJSON keeps, without reading it again.
+func MetaVersion(raw []byte) string {
+	if c := metaCache.get(raw); c != nil {
+		return c.ProtocolVersion
+	}
+	if firstNonSpace(raw) != '{' {
+		return ""
+	}
+	var version string
+	_ = jsonrpc.EachMember(raw, func(k []byte, v jsontext.Value) error {
+		if string(k) != MetaProtocolVersion {
+			return nil
+		}
+		version, _ = jsonrpc.StringValue(v)
+		return errFound
+	})
+	return version
+}
+
+// errFound ends a reading that found what it looked for.
+var errFound = errors.New("found")
+
 func (c *decodeCache[T]) get(raw []byte) *T {
 	c.mu.RLock()
 	v := c.m[string(raw)]

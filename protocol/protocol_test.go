@@ -3,6 +3,7 @@ package protocol
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -199,6 +200,32 @@ func TestRequestMetaCache(t *testing.T) {
 		}
 		if metaCache.get([]byte(own)) != nil {
 			t.Errorf("%s cached", own)
+		}
+	}
+}
+
+// TestMetaVersion: the version of a _meta object is the same read afresh
+// and answered from the cache that decoding it fills.
+func TestMetaVersion(t *testing.T) {
+	for _, raw := range []string{
+		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`,
+		`{"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/protocolVersion":"2025-11-25"}`,
+		`{"io.modelcontextprotocol/protocolVersion":"2099-01-01"}`,
+		`{"io.modelcontextprotocol/clientCapabilities":{}}`,
+		`{"io.modelcontextprotocol/protocolVersion":7}`,
+		`{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28"}`,
+		`[]`, `null`,
+	} {
+		want := ""
+		var m RequestMeta
+		if strings.HasPrefix(raw, "{") && m.UnmarshalJSON([]byte(raw)) == nil {
+			want = m.ProtocolVersion
+		}
+		// The first UnmarshalJSON may have cached raw; read it twice more.
+		for range 2 {
+			if got := MetaVersion([]byte(raw)); got != want {
+				t.Errorf("MetaVersion(%s) = %q, want %q", raw, got, want)
+			}
 		}
 	}
 }

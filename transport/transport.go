@@ -286,15 +286,7 @@ func IsModern(msg *jsonrpc.Message) bool {
 		if string(k) != "_meta" {
 			return nil
 		}
-		if meta.Kind() == '{' {
-			_ = jsonrpc.EachMember(meta, func(k []byte, v jsontext.Value) error {
-				if string(k) != protocol.MetaProtocolVersion {
-					return nil
-				}
-				version, _ = jsonrpc.StringValue(v)
-				return errStop
-			})
-		}
+		version = protocol.MetaVersion(meta)
 		return errStop
 	})
 	return protocol.IsModern(version)
