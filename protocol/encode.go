@@ -83,7 +83,24 @@ func (h *ResultHeader) appendJSON(dst []byte) ([]byte, error) {
 
 // MarshalJSON encodes the result; nil Content is sent as an empty list.
 func (r *CallToolResult) MarshalJSON() ([]byte, error) {
-	dst := make([]byte, 0, 256)
+	b, err := r.AppendJSON(make([]byte, 0, 256))
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// AppendJSON appends what MarshalJSON returns to dst; on an error dst is
+// returned as it was.
+func (r *CallToolResult) AppendJSON(dst []byte) ([]byte, error) {
+	out, err := r.appendJSON(dst)
+	if err != nil {
+		return dst, err
+	}
+	return out, nil
+}
+
+func (r *CallToolResult) appendJSON(dst []byte) ([]byte, error) {
 	dst = append(dst, '{')
 	dst, err := r.ResultHeader.appendJSON(dst)
 	if err != nil {

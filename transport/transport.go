@@ -255,6 +255,23 @@ func Respond(ctx context.Context, id jsonrpc.ID, res protocol.Result, err error)
 	return &jsonrpc.Response{ID: id, Result: b}
 }
 
+// AppendResponse appends to dst the response Respond makes, and reports
+// whether there is one. A tool's result is encoded straight into dst.
+func AppendResponse(ctx context.Context, dst []byte, id jsonrpc.ID, res protocol.Result, err error) ([]byte, bool) {
+	if r, ok := res.(*protocol.CallToolResult); ok && r != nil && err == nil {
+		// The response's head is AppendResult's without its closing brace.
+		head := jsonrpc.AppendResult(dst, id, nil)
+		if out, aerr := r.AppendJSON(head[:len(head)-1]); aerr == nil {
+			return append(out, '}'), true
+		}
+	}
+	resp := Respond(ctx, id, res, err)
+	if resp == nil {
+		return dst, false
+	}
+	return resp.Append(dst), true
+}
+
 // EncodeResult encodes a result; types that encode themselves by hand are
 // not re-validated.
 func EncodeResult(res protocol.Result) ([]byte, error) {

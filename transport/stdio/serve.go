@@ -518,10 +518,18 @@ func (c *conn) serve(cl *call) {
 	defer cl.cancel()
 	defer cl.origin.release()
 	defer c.budget.Release(cl.charge)
-	var resp *jsonrpc.Response
+	bp := respBufs.Get().(*[]byte)
+	defer func() {
+		if cap(*bp) <= maxPooledResponse {
+			respBufs.Put(bp)
+		}
+	}()
+	var b []byte // the response, when there is one
 	if cl.ctx.Err() == nil {
 		res, err := c.serveRequest(cl.ctx, &transport.Request{Message: cl.msg, Kind: cl.kind, Session: cl.sess, Notifier: cl, Cancel: cl.cancel})
-		resp = transport.Respond(cl.ctx, cl.msg.ID, res, err)
+		if out, ok := transport.AppendResponse(cl.ctx, (*bp)[:0], cl.msg.ID, res, err); ok {
+			b, *bp = out, out
+		}
 	}
 	c.mu.Lock()
 	delete(c.inflight, cl.msg.ID)
@@ -529,13 +537,14 @@ func (c *conn) serve(cl *call) {
 	c.mu.Unlock()
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
-	if resp == nil && !cl.done && closing && !cl.listen {
+	if b == nil && !cl.done && closing && !cl.listen {
 		// Cancelled by the shutdown, not by the client: every request
 		// read gets an answer (listen streams, which the shutdown ends on
 		// purpose, excepted).
-		resp = &jsonrpc.Response{ID: cl.msg.ID, Error: errShuttingDown}
+		b = jsonrpc.AppendError((*bp)[:0], cl.msg.ID, errShuttingDown)
+		*bp = b
 	}
-	if cl.done || resp == nil {
+	if cl.done || b == nil {
 		cl.done = true
 		if cl.batch != nil {
 			cl.batch.finish(nil)
@@ -544,18 +553,12 @@ func (c *conn) serve(cl *call) {
 	}
 	cl.done = true
 	if cl.batch != nil {
-		cl.batch.finish(resp.Append(nil))
+		cl.batch.finish(bytes.Clone(b))
 		return
 	}
-	bp := respBufs.Get().(*[]byte)
-	b := resp.Append((*bp)[:0])
 	// The outbox copies b and holds its bytes against the budget until
 	// they are written.
 	c.send(cl, b)
-	if cap(b) <= maxPooledResponse {
-		*bp = b
-		respBufs.Put(bp)
-	}
 }
 
 var errCallDone = errors.New("stdio: request finished or cancelled")
