@@ -44,6 +44,7 @@ type Request struct {
 	metaMem  protocol.RequestMeta
 	outMem   requestNotifier
 	inputMem inputState
+	callMem  CallRequest // a tools/call's
 }
 
 // ClientCapabilities returns the capabilities the client declared on this

@@ -311,7 +311,8 @@ func (s *Server) serveCallTool(ctx context.Context, r *Request) (protocol.Result
 	if err := r.startInput(ctx); err != nil {
 		return nil, err
 	}
-	req := &CallRequest{Request: r, Name: name, Arguments: args, Tool: e.def, entry: e}
+	req := &r.callMem
+	*req = CallRequest{Request: r, Name: name, Arguments: args, Tool: e.def, entry: e}
 	return (*s.runTool.Load())(ctx, req)
 }
 

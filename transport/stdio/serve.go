@@ -136,7 +136,8 @@ type call struct {
 	origin *origin // the message of a MessageReader it came in, or nil
 	charge int64   // the bytes taken from the budget for the request
 	mu     sync.Mutex
-	done   bool // cancelled or answered: nothing more is written
+	done   bool              // cancelled or answered: nothing more is written
+	req    transport.Request // what serve hands the handler (one allocation with the call)
 }
 
 // Notify writes a notification for the call until it is answered or
@@ -526,7 +527,8 @@ func (c *conn) serve(cl *call) {
 	}()
 	var b []byte // the response, when there is one
 	if cl.ctx.Err() == nil {
-		res, err := c.serveRequest(cl.ctx, &transport.Request{Message: cl.msg, Kind: cl.kind, Session: cl.sess, Notifier: cl, Cancel: cl.cancel})
+		cl.req = transport.Request{Message: cl.msg, Kind: cl.kind, Session: cl.sess, Notifier: cl, Cancel: cl.cancel}
+		res, err := c.serveRequest(cl.ctx, &cl.req)
 		if out, ok := transport.AppendResponse(cl.ctx, (*bp)[:0], cl.msg.ID, res, err); ok {
 			b, *bp = out, out
 		}
