@@ -102,9 +102,9 @@ func (s *Server) HasMethod(method string) bool {
 
 // builtinMethods registers the methods of the specification's core.
 func (s *Server) builtinMethods() {
-	hasTools := func() bool { return s.has(func() bool { return s.tools.len() > 0 }) }
-	hasResources := func() bool { return s.has(func() bool { return s.resources.len() > 0 || s.templates.len() > 0 }) }
-	hasPrompts := func() bool { return s.has(func() bool { return s.prompts.len() > 0 }) }
+	hasTools := func() bool { return s.tools.count() > 0 }
+	hasResources := func() bool { return s.resources.count() > 0 || s.templates.count() > 0 }
+	hasPrompts := func() bool { return s.prompts.count() > 0 }
 	both := EraModern | EraLegacy
 	for _, m := range []Method{
 		{Name: protocol.MethodDiscover, Handler: s.serveDiscover},

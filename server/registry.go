@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"sort"
+	"sync/atomic"
 
 	"github.com/mcpkit/mcpkit/protocol"
 )
@@ -12,10 +13,15 @@ import (
 // every replica lists them alike and cursors stay valid across replicas.
 type registry[T any] struct {
 	byKey map[string]T
-	keys  []string // sorted
+	keys  []string     // sorted
+	n     atomic.Int32 // len(keys), for readers that hold no lock
 }
 
 func (g *registry[T]) len() int { return len(g.keys) }
+
+// count is len without the registry's lock: a method's Offered check on
+// every request reads it so.
+func (g *registry[T]) count() int { return int(g.n.Load()) }
 
 func (g *registry[T]) get(key string) (T, bool) {
 	v, ok := g.byKey[key]
@@ -34,6 +40,7 @@ func (g *registry[T]) put(key string, v T) bool {
 		g.keys = append(g.keys, "")
 		copy(g.keys[i+1:], g.keys[i:])
 		g.keys[i] = key
+		g.n.Store(int32(len(g.keys)))
 	}
 	return existed
 }
@@ -45,6 +52,7 @@ func (g *registry[T]) remove(key string) bool {
 	delete(g.byKey, key)
 	i := sort.SearchStrings(g.keys, key)
 	g.keys = append(g.keys[:i], g.keys[i+1:]...)
+	g.n.Store(int32(len(g.keys)))
 	return true
 }
 
