@@ -260,8 +260,26 @@ func (x *Handler) serve(w http.ResponseWriter, r *http.Request, rc *http.Respons
 	}
 	res, err := x.serveRecovered(ctx, &transport.Request{Message: msg, Notifier: st, Cancel: cancel})
 	st.challenge = challenge(ctx, err)
-	st.finish(transport.Respond(ctx, msg.ID, res, err), Status(err))
+	// The answer is encoded into a pooled buffer, which finish writes
+	// (or copies into an event) before it returns.
+	bp := answerBufs.Get().(*[]byte)
+	body, ok := transport.AppendResponse(ctx, (*bp)[:0], msg.ID, res, err)
+	if ok {
+		st.finish(body, Status(err))
+	} else {
+		st.finish(nil, Status(err))
+	}
+	if cap(body) <= maxPooledAnswer {
+		*bp = body[:0]
+		answerBufs.Put(bp)
+	}
 }
+
+// answerBufs holds the buffers modern answers are encoded into, up to
+// maxPooledAnswer bytes each.
+var answerBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+const maxPooledAnswer = 64 << 10
 
 // Status is the HTTP status of a modern-era answer with the error err
 // (200 when err is nil): the one table of them. Errors not named here are

@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"sync"
 	"time"
-
-	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
 // stream is the response of one request: it starts as a plain JSON answer
@@ -118,9 +116,9 @@ func (s *stream) breakLocked() {
 	s.broken = true
 }
 
-// finish writes the response (if any), with the HTTP status when it is
+// finish writes the encoded response (nil: none), with the HTTP status when it is
 // plain JSON, and ends the stream.
-func (s *stream) finish(resp *jsonrpc.Response, status int) {
+func (s *stream) finish(body []byte, status int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.timer != nil {
@@ -133,14 +131,13 @@ func (s *stream) finish(resp *jsonrpc.Response, status int) {
 		// more is sent for it.
 		return
 	}
-	if resp == nil {
+	if body == nil {
 		if !s.sse {
 			// Cancelled before anything was written: the client is gone.
 			s.w.WriteHeader(http.StatusNoContent)
 		}
 		return
 	}
-	body := resp.Append(make([]byte, 0, 256+len(resp.Result)))
 	if s.sse {
 		_ = s.eventLocked(body)
 		return
