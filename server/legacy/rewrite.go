@@ -37,9 +37,7 @@ func (s *Session) serveCore(ctx context.Context, req *transport.Request) (protoc
 			// came, and the session's _meta as a value.
 			c.msg = *msg
 			c.meta = *s.sessionMeta()
-			s.mu.Lock()
-			c.meta.LogLevel = s.logLevel
-			s.mu.Unlock()
+			c.meta.LogLevel = s.level()
 			c.req = transport.Request{Message: &c.msg, Kind: transport.KindSession, Session: s, Notifier: notifier, Cancel: req.Cancel, Meta: &c.meta}
 		} else {
 			c.msg = jsonrpc.Message{ID: msg.ID, Method: msg.Method}
@@ -106,13 +104,23 @@ func plainParams(msg *jsonrpc.Message) bool {
 		return false
 	}
 	err := msg.EachParam(func(key []byte, _ jsontext.Value) error {
-		switch string(key) {
-		case "_meta", "inputResponses", "requestState":
+		if rewrittenParam(key) {
 			return errNotPlain
 		}
 		return nil
 	})
 	return err == nil
+}
+
+// rewrittenParam reports whether modernParams replaces or drops the params
+// member key: _meta (the session's, merged with the request's own members)
+// and the MRTR members, which only the session sets.
+func rewrittenParam(key []byte) bool {
+	switch string(key) {
+	case "_meta", "inputResponses", "requestState":
+		return true
+	}
+	return false
 }
 
 // sessionMeta returns the session's _meta as the core reads it from what
@@ -264,14 +272,12 @@ func (s *Session) modernParams(msg *jsonrpc.Message, answers map[string]json.Raw
 			return protocol.InvalidParams("params must be an object")
 		}
 		err := msg.EachParam(func(key []byte, value jsontext.Value) error {
-			switch string(key) {
-			case "_meta":
+			switch {
+			case string(key) == "_meta":
 				own = value
-				return nil
-			case "inputResponses", "requestState":
-				return nil
+			case !rewrittenParam(key):
+				w.Add(key, value)
 			}
-			w.Add(key, value)
 			return nil
 		})
 		if err != nil {
@@ -295,10 +301,7 @@ func (s *Session) modernParams(msg *jsonrpc.Message, answers map[string]json.Raw
 		})
 	}
 	meta = append(meta, members...)
-	s.mu.Lock()
-	level := s.logLevel
-	s.mu.Unlock()
-	if level != "" {
+	if level := s.level(); level != "" {
 		meta = append(meta, `,"`+protocol.MetaLogLevel+`":`...)
 		meta = appendQuoted(meta, []byte(level))
 	}

@@ -95,6 +95,13 @@ func (s *Session) Version() string { return s.version }
 // initialize.
 func (s *Session) ClientCapabilities() *protocol.ClientCapabilities { return s.caps }
 
+// level returns the session's log level ("" when the client set none).
+func (s *Session) level() protocol.LoggingLevel {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.logLevel
+}
+
 // clockStart is the origin of lastUsed: time.Since of it reads the
 // monotonic clock only, once per request.
 var clockStart = time.Now()

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/bufpool"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
 	"github.com/mcpkit/mcpkit/transport"
@@ -519,13 +520,9 @@ func (c *conn) serve(cl *call) {
 	defer cl.cancel()
 	defer cl.origin.release()
 	defer c.budget.Release(cl.charge)
-	bp := respBufs.Get().(*[]byte)
-	defer func() {
-		if cap(*bp) <= maxPooledResponse {
-			respBufs.Put(bp)
-		}
-	}()
-	var b []byte // the response, when there is one
+	bp := bufpool.Get()
+	defer bufpool.Put(bp) // after send, which copies the response
+	var b []byte          // the response, when there is one
 	if cl.ctx.Err() == nil {
 		cl.req = transport.Request{Message: cl.msg, Kind: cl.kind, Session: cl.sess, Notifier: cl, Cancel: cl.cancel}
 		res, err := c.serveRequest(cl.ctx, &cl.req)

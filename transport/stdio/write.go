@@ -10,12 +10,6 @@ import (
 	"sync"
 )
 
-// respBufs recycles the buffers responses are encoded into; buffers that
-// grew past maxPooledResponse are left to the collector.
-var respBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
-
-const maxPooledResponse = 64 << 10
-
 // maxKeptBatch is the largest batch buffer the outbox keeps for the next
 // batch. A peer that sends many requests at once gets its answers in
 // batches of hundreds of kilobytes; letting each go to the collector made

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/bufpool"
 	"github.com/mcpkit/mcpkit/internal/httpguard"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/protocol"
@@ -262,24 +263,14 @@ func (x *Handler) serve(w http.ResponseWriter, r *http.Request, rc *http.Respons
 	st.challenge = challenge(ctx, err)
 	// The answer is encoded into a pooled buffer, which finish writes
 	// (or copies into an event) before it returns.
-	bp := answerBufs.Get().(*[]byte)
-	body, ok := transport.AppendResponse(ctx, (*bp)[:0], msg.ID, res, err)
-	if ok {
-		st.finish(body, Status(err))
-	} else {
-		st.finish(nil, Status(err))
+	bp := bufpool.Get()
+	defer bufpool.Put(bp)
+	var body []byte // nil: no answer
+	if b, ok := transport.AppendResponse(ctx, (*bp)[:0], msg.ID, res, err); ok {
+		body, *bp = b, b
 	}
-	if cap(body) <= maxPooledAnswer {
-		*bp = body[:0]
-		answerBufs.Put(bp)
-	}
+	st.finish(body, Status(err))
 }
-
-// answerBufs holds the buffers modern answers are encoded into, up to
-// maxPooledAnswer bytes each.
-var answerBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
-
-const maxPooledAnswer = 64 << 10
 
 // Status is the HTTP status of a modern-era answer with the error err
 // (200 when err is nil): the one table of them. Errors not named here are
