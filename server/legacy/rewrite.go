@@ -22,32 +22,38 @@ import (
 // maps the typed result or error to the legacy shapes.
 func (s *Session) serveCore(ctx context.Context, req *transport.Request) (protocol.Result, error) {
 	msg := req.Message
-	// One allocation for the core's request, reused by the rounds, which
-	// run one after the other.
-	c := &coreCall{}
 	var notifier transport.Notifier
 	if req.Notifier != nil {
 		notifier = sessionNotifier{s: s, n: s.rev.notifier(req.Notifier)}
 	}
 	var answers map[string]json.RawMessage
 	state := ""
+	// One allocation for the core's request: the message as it came with
+	// the session's _meta beside it, or else (reused by the rounds, which
+	// run one after the other) the rewritten message.
+	var c *rewrittenCall
 	for round := 0; ; round++ {
+		var core *transport.Request
 		if round == 0 && plainParams(msg) {
 			// Nothing to leave out or add but _meta: the params go as they
 			// came, and the session's _meta as a value.
-			c.msg = *msg
-			c.meta = *s.sessionMeta()
-			c.meta.LogLevel = s.level()
-			c.req = transport.Request{Message: &c.msg, Kind: transport.KindSession, Session: s, Notifier: notifier, Cancel: req.Cancel, Meta: &c.meta}
+			p := &plainCall{meta: *s.sessionMeta()}
+			p.meta.LogLevel = s.level()
+			p.req = transport.Request{Message: msg, Kind: transport.KindSession, Session: s, Notifier: notifier, Cancel: req.Cancel, Meta: &p.meta}
+			core = &p.req
 		} else {
+			if c == nil {
+				c = &rewrittenCall{}
+			}
 			c.msg = jsonrpc.Message{ID: msg.ID, Method: msg.Method}
 			if err := s.modernParams(msg, answers, state, &c.params); err != nil {
 				return nil, err
 			}
 			c.msg.SetParams(&c.params)
 			c.req = transport.Request{Message: &c.msg, Kind: transport.KindSession, Session: s, Notifier: notifier, Cancel: req.Cancel}
+			core = &c.req
 		}
-		res, err := s.a.core.ServeModern(ctx, &c.req)
+		res, err := s.a.core.ServeModern(ctx, core)
 		if err != nil {
 			return nil, legacyError(err)
 		}
@@ -80,13 +86,19 @@ func (s *Session) serveCore(ctx context.Context, req *transport.Request) (protoc
 	}
 }
 
-// coreCall is what serveCore hands the core: the request of a round,
-// whose Session names the session it belongs to.
-type coreCall struct {
+// plainCall and rewrittenCall are what serveCore hands the core: the
+// request of a round, whose Session names the session it belongs to,
+// with the session's _meta beside the message as it came (plainCall), or
+// with the message rewritten into the modern form (rewrittenCall).
+type plainCall struct {
+	req  transport.Request
+	meta protocol.RequestMeta
+}
+
+type rewrittenCall struct {
 	req    transport.Request
 	msg    jsonrpc.Message
 	params jsonrpc.ParamsWriter
-	meta   protocol.RequestMeta
 }
 
 // errNotPlain stops plainParams at the first member it looks for.

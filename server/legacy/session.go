@@ -38,6 +38,7 @@ type Session struct {
 	generation  int64 // of the record this copy knows
 	initialized bool
 	logLevel    protocol.LoggingLevel
+	levelNow    atomic.Pointer[protocol.LoggingLevel] // logLevel, read without the lock
 	subs        map[string]bool
 	inflight    map[jsonrpc.ID]inflight
 	pending     map[jsonrpc.ID]chan *jsonrpc.Message
@@ -97,9 +98,10 @@ func (s *Session) ClientCapabilities() *protocol.ClientCapabilities { return s.c
 
 // level returns the session's log level ("" when the client set none).
 func (s *Session) level() protocol.LoggingLevel {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.logLevel
+	if l := s.levelNow.Load(); l != nil {
+		return *l
+	}
+	return ""
 }
 
 // clockStart is the origin of lastUsed: time.Since of it reads the
@@ -384,6 +386,20 @@ func (s *Session) serve(ctx context.Context, req *transport.Request) (protocol.R
 	if cancel == nil {
 		ctx, cancel = context.WithCancel(ctx)
 		defer cancel()
+	}
+	if req.Tracked {
+		// The transport cancels it: nothing to record.
+		select {
+		case <-s.done:
+			return nil, errSessionClosed
+		default:
+		}
+		defer s.touch()
+		res, err := s.handle(ctx, req)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return res, err
 	}
 	s.mu.Lock()
 	if s.closed {

@@ -161,6 +161,9 @@ func (s *Session) adopt(rec *SessionRecord) {
 	s.generation = rec.Generation
 	s.initialized = rec.Initialized
 	s.logLevel = rec.LogLevel
+	if l := rec.LogLevel; l != s.level() {
+		s.levelNow.Store(&l)
+	}
 	clear(s.subs)
 	for _, u := range rec.Subscriptions {
 		s.subs[u] = true

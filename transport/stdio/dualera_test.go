@@ -326,3 +326,38 @@ func member(obj []byte, key string) []byte {
 	}
 	return m[key]
 }
+
+// TestDualEraSessionEnd: when the process's legacy session ends (its
+// adapter closed) the requests it was serving are cancelled — stdio, not
+// the session, keeps them — and nothing is written for them; what comes
+// after is refused.
+func TestDualEraSessionEnd(t *testing.T) {
+	checkLeaks(t)
+	core := everything.New(nil)
+	both := legacy.New(core, nil)
+	t.Cleanup(func() { core.Close() })
+	c := &dualClient{pipeConn: startConn(t, both, nil), t: t, responses: map[string]string{}}
+	c.initialize(`{}`)
+	c.send(legacyCall("9", "test_sleep", `{"ms":10000}`), `{"jsonrpc":"2.0","id":10,"method":"ping"}`)
+	c.response("10") // read after 9, so 9 is in flight
+	both.Close()
+	c.send(`{"jsonrpc":"2.0","id":11,"method":"ping"}`)
+	if got := c.response("11"); !strings.Contains(got, `"error"`) || !strings.Contains(got, "session closed") {
+		t.Errorf("a request after the session ended: %s", got)
+	}
+	start := time.Now()
+	c.closeInput()
+	if err := c.wait(5 * time.Second); err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	// Had the sleep gone on, end of input would wait out the 2 s grace.
+	if d := time.Since(start); d > 1500*time.Millisecond {
+		t.Errorf("Serve took %v after end of input: the session's call was still running", d)
+	}
+	if l, ok := c.responses["9"]; ok {
+		t.Errorf("the call of the ended session was answered: %s", l)
+	}
+	if rest := c.rest(); len(rest) != 0 {
+		t.Errorf("lines after the session ended: %q", rest)
+	}
+}

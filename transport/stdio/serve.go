@@ -446,7 +446,16 @@ func (c *conn) initialize(ctx context.Context, msg *jsonrpc.Message, o *origin) 
 			}()
 			for {
 				m, err := sess.Next(ctx)
-				if err != nil || c.write(m) != nil {
+				if err != nil {
+					if ctx.Err() == nil {
+						// The session ended: its requests are cancelled
+						// here, which the session leaves to the
+						// transport (Request.Tracked).
+						c.cancelSession(sess)
+					}
+					return
+				}
+				if c.write(m) != nil {
 					return
 				}
 			}
@@ -524,7 +533,7 @@ func (c *conn) serve(cl *call) {
 	defer bufpool.Put(bp) // after send, which copies the response
 	var b []byte          // the response, when there is one
 	if cl.ctx.Err() == nil {
-		cl.req = transport.Request{Message: cl.msg, Kind: cl.kind, Session: cl.sess, Notifier: cl, Cancel: cl.cancel}
+		cl.req = transport.Request{Message: cl.msg, Kind: cl.kind, Session: cl.sess, Notifier: cl, Cancel: cl.cancel, Tracked: true}
 		res, err := c.serveRequest(cl.ctx, &cl.req)
 		if out, ok := transport.AppendResponse(cl.ctx, (*bp)[:0], cl.msg.ID, res, err); ok {
 			b, *bp = out, out
@@ -583,6 +592,25 @@ func (c *conn) cancel(params json.RawMessage) {
 	cl.done = true
 	cl.mu.Unlock()
 	cl.cancel()
+}
+
+// cancelSession cancels the requests of sess, which has ended; nothing is
+// written for them.
+func (c *conn) cancelSession(sess transport.Session) {
+	c.mu.Lock()
+	var ended []*call
+	for _, cl := range c.inflight {
+		if cl.sess == sess {
+			ended = append(ended, cl)
+		}
+	}
+	c.mu.Unlock()
+	for _, cl := range ended {
+		cl.mu.Lock()
+		cl.done = true
+		cl.mu.Unlock()
+		cl.cancel()
+	}
 }
 
 // shutdown ends listen streams at once, gives other requests the grace
