@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -106,7 +107,7 @@ func BenchmarkHTTP(b *testing.B) {
 
 // stdioPipe runs an implementation's stdio loop over pipes.
 type stdioPipe struct {
-	in   *io.PipeWriter
+	in   io.WriteCloser
 	out  *bufio.Reader
 	done chan error
 }
@@ -114,6 +115,28 @@ type stdioPipe struct {
 func startStdio(b *testing.B, impl servers.Impl, modern bool) *stdioPipe {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
+	return startStdioOver(b, impl, modern, inR, inW, outR, outW)
+}
+
+// startStdioOS is startStdio over operating-system pipes, as a server
+// process reads and writes them.
+func startStdioOS(b *testing.B, impl servers.Impl, modern bool) *stdioPipe {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		inR.Close()
+		outR.Close()
+	})
+	return startStdioOver(b, impl, modern, inR, inW, outR, outW)
+}
+
+func startStdioOver(b *testing.B, impl servers.Impl, modern bool, inR io.Reader, inW io.WriteCloser, outR io.Reader, outW io.WriteCloser) *stdioPipe {
 	p := &stdioPipe{in: inW, out: bufio.NewReaderSize(outR, 64<<10), done: make(chan error, 1)}
 	go func() {
 		err := impl.Stdio(context.Background(), inR, outW)
@@ -160,6 +183,44 @@ func BenchmarkStdio(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
+			})
+			b.Run(impl.Name+"/"+era+"/c16", func(b *testing.B) {
+				// As bench/cmd/compare loads a server process: 16
+				// requests in flight over operating-system pipes, the
+				// next written as soon as an answer is read, lines
+				// written together while more are ready.
+				p := startStdioOS(b, impl, modern)
+				const window = 16
+				next := make(chan int, window)
+				sent := min(window, b.N)
+				for i := range sent {
+					next <- i
+				}
+				wrote := make(chan struct{})
+				b.ReportAllocs()
+				b.ResetTimer()
+				go func() {
+					defer close(wrote)
+					w := bufio.NewWriterSize(p.in, 64<<10)
+					for i := range next {
+						w.WriteString(callLine(i+2, modern))
+						w.WriteByte('\n')
+						if len(next) == 0 && w.Flush() != nil {
+							return
+						}
+					}
+				}()
+				for range b.N {
+					if _, err := p.out.ReadSlice('\n'); err != nil {
+						b.Fatal(err)
+					}
+					if sent < b.N {
+						next <- sent
+						sent++
+					}
+				}
+				close(next)
+				<-wrote
 			})
 			b.Run(impl.Name+"/"+era+"/pipelined", func(b *testing.B) {
 				p := startStdio(b, impl, modern)

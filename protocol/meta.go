@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -187,10 +188,18 @@ func (m *RequestMeta) decode(b []byte) error {
 // decodeCache maps the encoding of a _meta member to its decoded value,
 // which never leaves the cache: callers get clones. It holds at most
 // decodeCacheSize entries of at most decodeCacheKey bytes; when full it
-// starts over.
+// starts over. The entry found last is compared first, without the lock
+// or a hash: a client sends the same _meta with every request, and a
+// request is looked up more than once on its way.
 type decodeCache[T any] struct {
-	mu sync.RWMutex
-	m  map[string]*T
+	last atomic.Pointer[cacheEntry[T]]
+	mu   sync.RWMutex
+	m    map[string]*cacheEntry[T]
+}
+
+type cacheEntry[T any] struct {
+	key string
+	v   *T
 }
 
 const (
@@ -231,22 +240,31 @@ func MetaVersion(raw []byte) string {
 var errFound = errors.New("found")
 
 func (c *decodeCache[T]) get(raw []byte) *T {
+	if e := c.last.Load(); e != nil && e.key == string(raw) {
+		return e.v
+	}
 	c.mu.RLock()
-	v := c.m[string(raw)]
+	e := c.m[string(raw)]
 	c.mu.RUnlock()
-	return v
+	if e == nil {
+		return nil
+	}
+	c.last.Store(e)
+	return e.v
 }
 
 func (c *decodeCache[T]) put(raw []byte, v *T) {
 	if len(raw) > decodeCacheKey {
 		return
 	}
+	e := &cacheEntry[T]{key: string(raw), v: v}
 	c.mu.Lock()
 	if c.m == nil || len(c.m) >= decodeCacheSize {
-		c.m = make(map[string]*T)
+		c.m = make(map[string]*cacheEntry[T])
 	}
-	c.m[string(raw)] = v
+	c.m[e.key] = e
 	c.mu.Unlock()
+	c.last.Store(e)
 }
 
 // ResultMeta is the _meta of a result. The server fills ServerInfo; on the

@@ -229,3 +229,26 @@ func TestMetaVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeCacheLast: the entry found last answers only its own bytes;
+// others alternating with it get theirs.
+func TestDecodeCacheLast(t *testing.T) {
+	var c decodeCache[string]
+	a, b := "a", "b"
+	c.put([]byte(`{"x":1}`), &a)
+	c.put([]byte(`{"x":2}`), &b)
+	for range 3 {
+		if got := c.get([]byte(`{"x":1}`)); got != &a {
+			t.Fatalf(`{"x":1}: %v`, got)
+		}
+		if got := c.get([]byte(`{"x":2}`)); got != &b {
+			t.Fatalf(`{"x":2}: %v`, got)
+		}
+		if got := c.get([]byte(`{"x":3}`)); got != nil {
+			t.Fatalf(`{"x":3}: %v`, *got)
+		}
+		if got := c.get([]byte(`{"x":2} `)); got != nil {
+			t.Fatalf(`{"x":2} and a space: %v`, *got)
+		}
+	}
+}

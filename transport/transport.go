@@ -19,6 +19,11 @@ type Request struct {
 	// Kind is the message's era, which the transport decides once, with
 	// Classify; nothing downstream decides it again.
 	Kind Kind
+	// Tracked reports that the transport itself finds the request for a
+	// notifications/cancelled naming it and cancels it when its session
+	// ends (stdio, whose connection is the session): a legacy session then
+	// keeps no record of it.
+	Tracked bool
 	// Session is the legacy-era session of a KindSession message; nil
 	// otherwise.
 	Session Session
@@ -35,11 +40,6 @@ type Request struct {
 	// always set it for requests. A legacy session calls it on
 	// notifications/cancelled and when it ends.
 	Cancel context.CancelFunc
-	// Tracked reports that the transport itself finds the request for a
-	// notifications/cancelled naming it and cancels it when its session
-	// ends (stdio, whose connection is the session): a legacy session then
-	// keeps no record of it.
-	Tracked bool
 }
 
 // Kind is what a message is to the eras, decided once by its transport

@@ -1,6 +1,6 @@
 package stdio
 
-import "sync"
+import "sync/atomic"
 
 // DefaultMaxPendingBytes is the default of Options.MaxPendingBytes: 32 MiB,
 // twice the largest message by default.
@@ -16,8 +16,7 @@ type Budget struct {
 	limit  int64
 	parent *Budget
 
-	mu   sync.Mutex
-	used int64
+	used atomic.Int64
 }
 
 // NewBudget returns a budget of limit bytes (at least 1), within parent's
@@ -27,29 +26,33 @@ func NewBudget(limit int64, parent *Budget) *Budget {
 }
 
 // Take reserves n bytes if neither this budget nor a parent would pass its
-// limit, and reports whether it did. A refusal takes nothing.
+// limit, and reports whether it did. A refusal takes nothing (while a
+// parent refuses, what this budget reserved for a moment may also turn
+// away a concurrent Take: a bound is never passed).
 func (b *Budget) Take(n int64) bool {
 	if n < 0 {
 		return false
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.used+n > b.limit {
-		return false
+	for {
+		used := b.used.Load()
+		if used+n > b.limit {
+			return false
+		}
+		if b.used.CompareAndSwap(used, used+n) {
+			break
+		}
 	}
 	if b.parent != nil && !b.parent.Take(n) {
+		b.used.Add(-n)
 		return false
 	}
-	b.used += n
 	return true
 }
 
 // Full reports whether taking n more bytes would pass this budget's own
 // limit (not a parent's).
 func (b *Budget) Full(n int64) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.used+n > b.limit
+	return b.used.Load()+n > b.limit
 }
 
 // Release returns n bytes taken with Take.
@@ -57,9 +60,7 @@ func (b *Budget) Release(n int64) {
 	if n <= 0 {
 		return
 	}
-	b.mu.Lock()
-	b.used -= n
-	b.mu.Unlock()
+	b.used.Add(-n)
 	if b.parent != nil {
 		b.parent.Release(n)
 	}
@@ -67,9 +68,7 @@ func (b *Budget) Release(n int64) {
 
 // Used returns the bytes taken and not yet released.
 func (b *Budget) Used() int64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.used
+	return b.used.Load()
 }
 
 // charge counts n bytes that are held already, such as a response a
@@ -79,9 +78,7 @@ func (b *Budget) charge(n int64) {
 	if n <= 0 {
 		return
 	}
-	b.mu.Lock()
-	b.used += n
-	b.mu.Unlock()
+	b.used.Add(n)
 	if b.parent != nil {
 		b.parent.charge(n)
 	}

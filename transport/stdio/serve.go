@@ -128,16 +128,16 @@ type call struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	msg    *jsonrpc.Message
-	kind   transport.Kind
 	sess   transport.Session // the request's legacy session, or nil
+	batch  *batch            // the batch the request came in, or nil
+	origin *origin           // the message of a MessageReader it came in, or nil
+	charge int64             // the bytes taken from the budget for the request
+	kind   transport.Kind
 	listen bool
-	inline bool    // served by the reader (it may hand reading on meanwhile)
-	held   bool    // its response was held for the reader to write
-	batch  *batch  // the batch the request came in, or nil
-	origin *origin // the message of a MessageReader it came in, or nil
-	charge int64   // the bytes taken from the budget for the request
+	inline bool // served by the reader (it may hand reading on meanwhile)
+	held   bool // its response was held for the reader to write
+	done   bool // cancelled or answered: nothing more is written; mu guards it
 	mu     sync.Mutex
-	done   bool              // cancelled or answered: nothing more is written
 	req    transport.Request // what serve hands the handler (one allocation with the call)
 }
 
