@@ -90,7 +90,7 @@ func (s *Server) serveGetPrompt(ctx context.Context, r *Request) (protocol.Resul
 	if err := r.startInput(ctx); err != nil {
 		return nil, err
 	}
-	res, err := guard(s, "prompt "+name, e.handler, ctx, &PromptRequest{Request: r, Name: name, Arguments: args})
+	res, err := guard(s, "prompt", name, e.handler, ctx, &PromptRequest{Request: r, Name: name, Arguments: args})
 	if err != nil {
 		if ir, ok := r.inputRequired(err); ok {
 			return ir, nil

@@ -189,10 +189,12 @@ func listPage[E scoped, D any](s *Server, r *Request, g *registry[E], def func(E
 }
 
 // guard calls a handler, turning a panic into an internal error naming
-// what, so that one bad handler cannot take the server down.
-func guard[Req, Res any](s *Server, what string, h func(context.Context, Req) (Res, error), ctx context.Context, req Req) (res Res, err error) {
+// what panicked (kind and name, joined only then), so that one bad
+// handler cannot take the server down.
+func guard[Req, Res any](s *Server, kind, name string, h func(context.Context, Req) (Res, error), ctx context.Context, req Req) (res Res, err error) {
 	defer func() {
 		if v := recover(); v != nil {
+			what := kind + " " + name
 			s.logger.Error("handler panicked", "handler", what, "panic", v)
 			var zero Res
 			res, err = zero, protocol.InternalError("internal error in "+what)

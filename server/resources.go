@@ -153,7 +153,7 @@ func (s *Server) serveRead(ctx context.Context, r *Request) (protocol.Result, er
 	if err := r.startInput(ctx); err != nil {
 		return nil, err
 	}
-	res, err := guard(s, "resource "+uri, h, ctx, &ReadRequest{Request: r, URI: uri, Vars: vars})
+	res, err := guard(s, "resource", uri, h, ctx, &ReadRequest{Request: r, URI: uri, Vars: vars})
 	if err != nil {
 		if ir, ok := r.inputRequired(err); ok {
 			return ir, nil

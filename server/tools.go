@@ -320,7 +320,7 @@ func (s *Server) serveCallTool(ctx context.Context, r *Request) (protocol.Result
 // and checks its result against the tool's output schema.
 func (s *Server) runHandler(ctx context.Context, req *CallRequest) (protocol.Result, error) {
 	e, r := req.entry, req.Request
-	res, err := guard(s, "tool "+req.Name, e.handler, ctx, req)
+	res, err := guard(s, "tool", req.Name, e.handler, ctx, req)
 	if err != nil {
 		if ir, ok := r.inputRequired(err); ok {
 			return ir, nil
