@@ -58,6 +58,10 @@ type querier interface {
 type dialect interface {
 	// name is the dialect's name as a prompt states it.
 	name() string
+	// endsOnCancel reports that a statement whose context ends returns
+	// within interruptGrace, whatever it was doing: statement then runs it
+	// on the caller's goroutine.
+	endsOnCancel() bool
 	// begin opens a read-only scope on a connection of db's for one call
 	// within ctx's deadline; end releases it and leaves the connection as
 	// it found it.

@@ -155,9 +155,10 @@
 // idle_in_transaction_session_timeout), and a result at most
 // Options.MaxRows rows and Options.MaxResultBytes bytes. Cancelling a call
 // interrupts the statement in the database (sqlite3_interrupt, a
-// PostgreSQL cancel request); a call is answered by its deadline even when
-// SQLite cannot interrupt the step it is in, and such a statement keeps its
-// place until it ends. At most Options.MaxConcurrent statements run at
+// PostgreSQL cancel request, and half a second later the end of the
+// connection, which the pool discards); a call is answered by its deadline
+// even when SQLite cannot interrupt the step it is in, and such a
+// statement keeps its place until it ends. At most Options.MaxConcurrent statements run at
 // once; a call waits Options.QueueTimeout for its turn, then fails as busy.
 // Memory: on SQLite a value is at most MaxResultBytes (SQLITE_LIMIT_LENGTH)
 // and the library's heap at most a third of Options.MaxMemory, temporary

@@ -60,12 +60,15 @@ func (d *DB) drain() {
 
 // statement runs fn under the server's limits: it takes one of
 // MaxConcurrent places, gives fn Options.StatementTimeout, and answers by
-// that deadline even when fn does not return. Cancellation interrupts a
-// statement between its steps (sqlite3_interrupt, a PostgreSQL cancel
-// request), but one SQLite step — a function over a long string — can run
-// on for long after it: such a statement is left to end on a goroutine the
-// DB owns, keeps its place until it ends (so that runaway statements
-// cannot pile up), and Close waits for it.
+// that deadline (and interruptGrace) even when fn does not return.
+// Cancellation interrupts a statement between its steps (sqlite3_interrupt,
+// a PostgreSQL cancel request), but one SQLite step — a function over a
+// long string — can run on for long after it: such a statement is left to
+// end on a goroutine the DB owns, keeps its place until it ends (so that
+// runaway statements cannot pile up), and Close waits for it. Where the
+// dialect ends every statement within interruptGrace of its cancellation
+// (PostgreSQL, endsOnCancel), fn runs on the caller's goroutine: no
+// goroutine, no hand-off per call.
 func (d *DB) statement(ctx context.Context, fn func(ctx context.Context) error) error {
 	return d.statementIn(ctx, d.slots, fn)
 }
@@ -85,6 +88,11 @@ func (d *DB) statementIn(ctx context.Context, slots chan struct{}, fn func(ctx c
 	}
 	sctx, cancel := context.WithTimeout(ctx, d.opts.StatementTimeout)
 	defer cancel()
+	if d.dialect.endsOnCancel() {
+		defer d.running.Done()
+		defer func() { <-slots }()
+		return d.dbError(sctx, fn(sctx))
+	}
 	done := make(chan error, 1)
 	started := time.Now()
 	go func() {

@@ -56,8 +56,13 @@ func newPostgresDialect(o Options) postgresDialect {
 
 func (postgresDialect) name() string { return "PostgreSQL" }
 
+// endsOnCancel: a call's context ending sends PostgreSQL a cancel request,
+// and interruptGrace later ends every read and write on the connection
+// (cancelBackend), which the pool then discards.
+func (postgresDialect) endsOnCancel() bool { return true }
+
 func cancelBackend(c *pgconn.PgConn) ctxwatch.Handler {
-	return &pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: 3 * time.Second}
+	return &pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: interruptGrace}
 }
 
 func pgConfig(dsn string, readOnly bool, maxBodyLen int) (*pgx.ConnConfig, error) {

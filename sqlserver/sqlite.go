@@ -33,6 +33,10 @@ type sqliteDialect struct {
 
 func (sqliteDialect) name() string { return "SQLite" }
 
+// endsOnCancel: sqlite3_interrupt is noticed between steps, and one step
+// (a function over a long string) can run on for long after it.
+func (sqliteDialect) endsOnCancel() bool { return false }
+
 func sqliteDSN(path string, params ...string) (string, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
