@@ -22,9 +22,17 @@ import (
 // maps the typed result or error to the legacy shapes.
 func (s *Session) serveCore(ctx context.Context, req *transport.Request) (protocol.Result, error) {
 	msg := req.Message
-	var notifier transport.Notifier
+	// The session's notifier, part of the core request's allocation.
+	var sn sessionNotifier
 	if req.Notifier != nil {
-		notifier = sessionNotifier{s: s, n: s.rev.notifier(req.Notifier)}
+		sn = sessionNotifier{s: s, n: s.rev.notifier(req.Notifier)}
+	}
+	notifier := func(own *sessionNotifier) transport.Notifier {
+		if sn.n == nil {
+			return nil
+		}
+		*own = sn
+		return own
 	}
 	var answers map[string]json.RawMessage
 	state := ""
@@ -39,7 +47,7 @@ func (s *Session) serveCore(ctx context.Context, req *transport.Request) (protoc
 			// came, and the session's _meta as a value.
 			p := &plainCall{meta: *s.sessionMeta()}
 			p.meta.LogLevel = s.level()
-			p.req = transport.Request{Message: msg, Kind: transport.KindSession, Session: s, Notifier: notifier, Cancel: req.Cancel, Meta: &p.meta}
+			p.req = transport.Request{Message: msg, Kind: transport.KindSession, Session: s, Notifier: notifier(&p.sn), Cancel: req.Cancel, Meta: &p.meta}
 			core = &p.req
 		} else {
 			if c == nil {
@@ -50,7 +58,7 @@ func (s *Session) serveCore(ctx context.Context, req *transport.Request) (protoc
 				return nil, err
 			}
 			c.msg.SetParams(&c.params)
-			c.req = transport.Request{Message: &c.msg, Kind: transport.KindSession, Session: s, Notifier: notifier, Cancel: req.Cancel}
+			c.req = transport.Request{Message: &c.msg, Kind: transport.KindSession, Session: s, Notifier: notifier(&c.sn), Cancel: req.Cancel}
 			core = &c.req
 		}
 		res, err := s.a.core.ServeModern(ctx, core)
@@ -93,12 +101,14 @@ func (s *Session) serveCore(ctx context.Context, req *transport.Request) (protoc
 type plainCall struct {
 	req  transport.Request
 	meta protocol.RequestMeta
+	sn   sessionNotifier
 }
 
 type rewrittenCall struct {
 	req    transport.Request
 	msg    jsonrpc.Message
 	params jsonrpc.ParamsWriter
+	sn     sessionNotifier
 }
 
 // errNotPlain stops plainParams at the first member it looks for.
