@@ -26,7 +26,11 @@ import (
 // next requests go to workers: 64, twice as many after each slow one in a
 // row, up to 4,096, and 64 again once one is fast. A connection whose requests are slow does not wait
 // inlineFor for each, nor serve them one after the other, and tries the
-// reader again ever more rarely.
+// reader again ever more rarely — unless its client sends one request at
+// a time: a request that comes with nothing else in flight and no input
+// behind it, after aloneRun such requests in a row, is served by the
+// reader however slow the last ones were (there is nothing to serve side
+// by side with it, and a worker would only add a hand-off).
 //
 // Batches and the messages of a MessageReader always go to workers.
 
@@ -34,6 +38,7 @@ const (
 	inlineFor  = time.Millisecond
 	inlineSlow = 100 * time.Microsecond
 	minBackoff = 64
+	aloneRun   = 4
 	maxBackoff = 4096
 )
 
@@ -127,12 +132,23 @@ func (c *conn) begin(what *call) (wake bool) {
 }
 
 // serveInline reports whether the reader serves cl itself (serveNext, once
-// the line it came in is done with): when no hand-off happened lately and
-// a worker's turn is free.
-func (c *conn) serveInline(cl *call) bool {
+// the line it came in is done with): when a worker's turn is free, and no
+// hand-off or slow request happened lately — or the client sends one
+// request at a time: cl and the aloneRun requests before it each came
+// when nothing else was in flight, and no input waits (side by side with
+// nothing, a worker would only add a hand-off, and the reader would only
+// wait for input).
+func (c *conn) serveInline(cl *call, alone bool) bool {
+	if alone {
+		c.alone++
+	} else {
+		c.alone = 0
+	}
 	if c.inlineOff.Load() > 0 {
-		c.inlineOff.Add(-1)
-		return false
+		if c.alone <= aloneRun || c.lines.Buffered() > 0 {
+			c.inlineOff.Add(-1)
+			return false
+		}
 	}
 	if !c.work.claim() {
 		return false

@@ -117,6 +117,7 @@ type conn struct {
 	endRead    sync.Once
 	inline     *call        // the request the reader is serving, until it hands reading on
 	inlineOff  atomic.Int32 // requests to give to workers before serving one inline again
+	alone      int          // the reader's count of requests in a row that came with nothing else in flight
 	backoff    atomic.Int32 // the next inlineOff after a slow request
 	watch      *time.Timer
 	watching   bool   // the watch ticks (c.rmu)
@@ -500,6 +501,7 @@ func (c *conn) start(ctx context.Context, msg *jsonrpc.Message, kind transport.K
 		c.reply(b, jsonrpc.AppendError(nil, msg.ID, errBusyBytes))
 		return
 	}
+	alone := len(c.inflight) == 0
 	c.inflight[msg.ID] = cl
 	c.calls.Add(1)
 	c.mu.Unlock()
@@ -511,7 +513,7 @@ func (c *conn) start(ctx context.Context, msg *jsonrpc.Message, kind transport.K
 		go c.serve(cl)
 		return
 	}
-	if b == nil && o == nil && c.lines != nil && c.serveInline(cl) {
+	if b == nil && o == nil && c.lines != nil && c.serveInline(cl, alone) {
 		return
 	}
 	c.work.submit(c, cl)

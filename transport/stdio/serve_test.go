@@ -884,3 +884,43 @@ func TestServeSlowRequestsSideBySide(t *testing.T) {
 		t.Errorf("at most %d request ran at once: the requests were served one after the other", m)
 	}
 }
+
+// TestServeOneAtATimeOnReader: a client that sends its next request only
+// once the last is answered gets its slow requests (here 200 µs each, as
+// one waiting on a database) served by the reader, after the first few:
+// with nothing else in flight, a worker would only add a hand-off. The
+// same requests sent all at once go to workers (TestServeSlowRequestsSideBySide).
+func TestServeOneAtATimeOnReader(t *testing.T) {
+	checkLeaks(t)
+	st := newStub()
+	var byWorker []bool
+	var mu sync.Mutex
+	st.on("wait", func(ctx context.Context, req *jsonrpc.Message, _ transport.Notifier) *jsonrpc.Response {
+		for start := time.Now(); time.Since(start) < 200*time.Microsecond; {
+			runtime.Gosched()
+		}
+		buf := make([]byte, 16<<10)
+		stack := string(buf[:runtime.Stack(buf, false)])
+		mu.Lock()
+		byWorker = append(byWorker, strings.Contains(stack, "stdio.(*workers).work"))
+		mu.Unlock()
+		return result(req, "waited")
+	})
+	c := startConn(t, st, nil)
+	const n = 20
+	for i := range n {
+		id := strconv.Itoa(i + 1)
+		c.send(request(id, "wait"))
+		if got := string(c.recv(5 * time.Second)); !strings.Contains(got, `"id":`+id+`,"result"`) {
+			t.Fatalf("request %s: %s", id, got)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for i, w := range byWorker[n/2:] {
+		if w {
+			t.Errorf("request %d of %d, sent alone, was handed to a worker: %v", n/2+i+1, n, byWorker)
+			break
+		}
+	}
+}
