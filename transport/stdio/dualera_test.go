@@ -104,6 +104,24 @@ func (c *dualClient) initialize(caps string) string {
 	return resp
 }
 
+// endsAtOnce closes the input and checks that Serve returns well under the
+// 2 s shutdown grace (nothing left running: why says what would have been)
+// and writes nothing more.
+func (c *dualClient) endsAtOnce(why string) {
+	c.t.Helper()
+	start := time.Now()
+	c.closeInput()
+	if err := c.wait(5 * time.Second); err != nil {
+		c.t.Fatalf("Serve: %v", err)
+	}
+	if d := time.Since(start); d > 1500*time.Millisecond {
+		c.t.Errorf("Serve took %v after end of input: %s", d, why)
+	}
+	if rest := c.rest(); len(rest) != 0 {
+		c.t.Errorf("lines after end of input: %q", rest)
+	}
+}
+
 func legacyCall(id, name, args string) string {
 	return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"` + name + `","arguments":` + args + `}}`
 }
@@ -263,18 +281,7 @@ func TestDualEraCancelled(t *testing.T) {
 	if l, ok := c.responses["9"]; ok {
 		t.Errorf("the cancelled call was answered: %s", l)
 	}
-	// Had the sleep gone on, end of input would wait out the 2 s grace.
-	start := time.Now()
-	c.closeInput()
-	if err := c.wait(5 * time.Second); err != nil {
-		t.Fatalf("Serve: %v", err)
-	}
-	if d := time.Since(start); d > 1500*time.Millisecond {
-		t.Errorf("Serve took %v after end of input: the cancelled call was still running", d)
-	}
-	if rest := c.rest(); len(rest) != 0 {
-		t.Errorf("lines after the cancellation: %q", rest)
-	}
+	c.endsAtOnce("the cancelled call was still running")
 }
 
 // TestDualEraEOF: end of input ends Serve at once, the session and its
@@ -284,18 +291,7 @@ func TestDualEraEOF(t *testing.T) {
 	c.initialize(`{}`)
 	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
 	c.response("1")
-	start := time.Now()
-	c.closeInput()
-	if err := c.wait(5 * time.Second); err != nil {
-		t.Fatalf("Serve: %v", err)
-	}
-	// Well under the 2 s shutdown grace: nothing was in flight.
-	if d := time.Since(start); d > 1500*time.Millisecond {
-		t.Errorf("Serve took %v to return after end of input", d)
-	}
-	if rest := c.rest(); len(rest) != 0 {
-		t.Errorf("lines after end of input: %q", rest)
-	}
+	c.endsAtOnce("nothing was in flight")
 }
 
 // TestDualEraIdleSession: the process's legacy session lasts as long as
@@ -345,19 +341,8 @@ func TestDualEraSessionEnd(t *testing.T) {
 	if got := c.response("11"); !strings.Contains(got, `"error"`) || !strings.Contains(got, "session closed") {
 		t.Errorf("a request after the session ended: %s", got)
 	}
-	start := time.Now()
-	c.closeInput()
-	if err := c.wait(5 * time.Second); err != nil {
-		t.Fatalf("Serve: %v", err)
-	}
-	// Had the sleep gone on, end of input would wait out the 2 s grace.
-	if d := time.Since(start); d > 1500*time.Millisecond {
-		t.Errorf("Serve took %v after end of input: the session's call was still running", d)
-	}
+	c.endsAtOnce("the session's call was still running")
 	if l, ok := c.responses["9"]; ok {
 		t.Errorf("the call of the ended session was answered: %s", l)
-	}
-	if rest := c.rest(); len(rest) != 0 {
-		t.Errorf("lines after the session ended: %q", rest)
 	}
 }
