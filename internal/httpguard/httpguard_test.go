@@ -145,10 +145,14 @@ func TestShutdownPerServer(t *testing.T) {
 	sd := NewShutdown()
 	ended := make(chan string, 4)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Watched before the client sees the stream, as the transports
+		// do: a server whose Shutdown began before its first Watch
+		// registered nothing to end the stream with.
+		watch := sd.Watch(r)
 		w.WriteHeader(http.StatusOK)
 		http.NewResponseController(w).Flush()
 		select {
-		case <-sd.Watch(r).Done():
+		case <-watch.Done():
 			ended <- r.URL.Path
 		case <-r.Context().Done():
 		}
