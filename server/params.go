@@ -17,7 +17,14 @@ import (
 // on every call, and keeps the core's reading of a body identical to the
 // HTTP transport's header check.
 type rawParams struct {
-	meta, name, uri, arguments, cursor, inputResponses, requestState []byte
+	meta, name, uri, arguments []byte
+	rare                       *rareParams // nil unless one of its members came
+}
+
+// rareParams are the members most requests do not carry: a list's cursor,
+// an MRTR retry's inputResponses and requestState.
+type rareParams struct {
+	cursor, inputResponses, requestState []byte
 }
 
 func (p *rawParams) slot(key []byte) *[]byte {
@@ -31,13 +38,28 @@ func (p *rawParams) slot(key []byte) *[]byte {
 	case "arguments":
 		return &p.arguments
 	case "cursor":
-		return &p.cursor
+		return &p.rareOnes().cursor
 	case "inputResponses":
-		return &p.inputResponses
+		return &p.rareOnes().inputResponses
 	case "requestState":
-		return &p.requestState
+		return &p.rareOnes().requestState
 	}
 	return nil
+}
+
+func (p *rawParams) rareOnes() *rareParams {
+	if p.rare == nil {
+		p.rare = &rareParams{}
+	}
+	return p.rare
+}
+
+// rareMembers returns the rare members (none when none came).
+func (p *rawParams) rareMembers() rareParams {
+	if p.rare == nil {
+		return rareParams{}
+	}
+	return *p.rare
 }
 
 // scanParams splits the params object of msg (as jsonrpc.Decode split it,
@@ -79,12 +101,13 @@ func stringParam(raw []byte, name string) (string, error) {
 // inputParams decodes the MRTR members of the params.
 func (r *Request) inputParams() (protocol.InputParams, error) {
 	var p protocol.InputParams
-	if r.raw.inputResponses != nil {
-		if err := p.InputResponses.UnmarshalJSON(r.raw.inputResponses); err != nil {
+	rare := r.raw.rareMembers()
+	if rare.inputResponses != nil {
+		if err := p.InputResponses.UnmarshalJSON(rare.inputResponses); err != nil {
 			return p, protocol.InvalidParams("invalid params: " + err.Error())
 		}
 	}
-	s, err := stringParam(r.raw.requestState, "requestState")
+	s, err := stringParam(rare.requestState, "requestState")
 	if err != nil {
 		return p, err
 	}
@@ -93,6 +116,8 @@ func (r *Request) inputParams() (protocol.InputParams, error) {
 }
 
 // cursorParam returns the list cursor of the params.
-func (r *Request) cursorParam() (string, error) { return stringParam(r.raw.cursor, "cursor") }
+func (r *Request) cursorParam() (string, error) {
+	return stringParam(r.raw.rareMembers().cursor, "cursor")
+}
 
 var emptyObject = json.RawMessage("{}")
