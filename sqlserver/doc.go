@@ -158,8 +158,9 @@
 // PostgreSQL cancel request, and half a second later the end of the
 // connection, which the pool discards); a call is answered by its deadline
 // even when SQLite cannot interrupt the step it is in, and such a
-// statement keeps its place until it ends. At most Options.MaxConcurrent statements run at
-// once; a call waits Options.QueueTimeout for its turn, then fails as busy.
+// statement keeps its place until it ends. At most Options.MaxConcurrent
+// statements run at once; a call waits Options.QueueTimeout for its turn,
+// then fails as busy.
 // Memory: on SQLite a value is at most MaxResultBytes (SQLITE_LIMIT_LENGTH)
 // and the library's heap at most a third of Options.MaxMemory, temporary
 // results staying in memory; on PostgreSQL work_mem is capped and no

@@ -37,8 +37,7 @@ type Session struct {
 	mu          sync.Mutex
 	generation  int64 // of the record this copy knows
 	initialized bool
-	logLevel    protocol.LoggingLevel
-	levelNow    atomic.Pointer[protocol.LoggingLevel] // logLevel, read without the lock
+	logLevel    atomic.Pointer[protocol.LoggingLevel] // nil until the client sets one
 	subs        map[string]bool
 	inflight    map[jsonrpc.ID]inflight
 	pending     map[jsonrpc.ID]chan *jsonrpc.Message
@@ -98,7 +97,7 @@ func (s *Session) ClientCapabilities() *protocol.ClientCapabilities { return s.c
 
 // level returns the session's log level ("" when the client set none).
 func (s *Session) level() protocol.LoggingLevel {
-	if l := s.levelNow.Load(); l != nil {
+	if l := s.logLevel.Load(); l != nil {
 		return *l
 	}
 	return ""

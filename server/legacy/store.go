@@ -143,7 +143,7 @@ func (s *Session) record() *SessionRecord {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rec := &SessionRecord{ID: s.id, Version: s.version, Capabilities: s.caps, ClientInfo: s.info,
-		Initialized: s.initialized, LogLevel: s.logLevel, Principal: s.principal, Generation: s.generation}
+		Initialized: s.initialized, LogLevel: s.level(), Principal: s.principal, Generation: s.generation}
 	for u := range s.subs {
 		rec.Subscriptions = append(rec.Subscriptions, u)
 	}
@@ -160,9 +160,8 @@ func (s *Session) adopt(rec *SessionRecord) {
 	}
 	s.generation = rec.Generation
 	s.initialized = rec.Initialized
-	s.logLevel = rec.LogLevel
 	if l := rec.LogLevel; l != s.level() {
-		s.levelNow.Store(&l)
+		s.logLevel.Store(&l)
 	}
 	clear(s.subs)
 	for _, u := range rec.Subscriptions {
