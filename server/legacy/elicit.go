@@ -102,6 +102,15 @@ type sessionNotifier struct {
 // jsonrpc.AppendNotification encodes, as the core's do.
 var completionPrefix = []byte(`{"jsonrpc":"2.0","method":"` + protocol.NotificationElicitationComplete + `"`)
 
+// orNil returns sn as a transport.Notifier, or nil when the request has
+// none to wrap.
+func (sn *sessionNotifier) orNil() transport.Notifier {
+	if sn.n == nil {
+		return nil
+	}
+	return sn
+}
+
 func (sn sessionNotifier) Notify(msg []byte) error {
 	if !bytes.HasPrefix(msg, completionPrefix) {
 		return sn.n.Notify(msg)

@@ -22,17 +22,10 @@ import (
 // maps the typed result or error to the legacy shapes.
 func (s *Session) serveCore(ctx context.Context, req *transport.Request) (protocol.Result, error) {
 	msg := req.Message
-	// The session's notifier, part of the core request's allocation.
+	// The session's notifier, copied into the core request's allocation.
 	var sn sessionNotifier
 	if req.Notifier != nil {
 		sn = sessionNotifier{s: s, n: s.rev.notifier(req.Notifier)}
-	}
-	notifier := func(own *sessionNotifier) transport.Notifier {
-		if sn.n == nil {
-			return nil
-		}
-		*own = sn
-		return own
 	}
 	var answers map[string]json.RawMessage
 	state := ""
@@ -45,20 +38,20 @@ func (s *Session) serveCore(ctx context.Context, req *transport.Request) (protoc
 		if round == 0 && plainParams(msg) {
 			// Nothing to leave out or add but _meta: the params go as they
 			// came, and the session's _meta as a value.
-			p := &plainCall{meta: *s.sessionMeta()}
+			p := &plainCall{meta: *s.sessionMeta(), sn: sn}
 			p.meta.LogLevel = s.level()
-			p.req = transport.Request{Message: msg, Kind: transport.KindSession, Session: s, Notifier: notifier(&p.sn), Cancel: req.Cancel, Meta: &p.meta}
+			p.req = transport.Request{Message: msg, Kind: transport.KindSession, Session: s, Notifier: p.sn.orNil(), Cancel: req.Cancel, Meta: &p.meta}
 			core = &p.req
 		} else {
 			if c == nil {
-				c = &rewrittenCall{}
+				c = &rewrittenCall{sn: sn}
 			}
 			c.msg = jsonrpc.Message{ID: msg.ID, Method: msg.Method}
 			if err := s.modernParams(msg, answers, state, &c.params); err != nil {
 				return nil, err
 			}
 			c.msg.SetParams(&c.params)
-			c.req = transport.Request{Message: &c.msg, Kind: transport.KindSession, Session: s, Notifier: notifier(&c.sn), Cancel: req.Cancel}
+			c.req = transport.Request{Message: &c.msg, Kind: transport.KindSession, Session: s, Notifier: c.sn.orNil(), Cancel: req.Cancel}
 			core = &c.req
 		}
 		res, err := s.a.core.ServeModern(ctx, core)

@@ -378,46 +378,51 @@ func (s *Session) handleResponse(msg *jsonrpc.Message) {
 func (s *Session) serve(ctx context.Context, req *transport.Request) (protocol.Result, error) {
 	// It is touched when done: until then it is busy (inflight), never idle.
 	s.used.Store(true)
-	msg := req.Message
-	// The session cancels its requests (notifications/cancelled, its
-	// end) with the transport's cancel.
-	cancel := req.Cancel
-	if cancel == nil {
-		ctx, cancel = context.WithCancel(ctx)
-		defer cancel()
-	}
 	if req.Tracked {
-		// The transport cancels it: nothing to record.
+		// The transport cancels it (notifications/cancelled, the
+		// session's end): nothing to record.
 		select {
 		case <-s.done:
 			return nil, errSessionClosed
 		default:
 		}
-		defer s.touch()
-		res, err := s.handle(ctx, req)
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+	} else {
+		// The session cancels its requests (notifications/cancelled, its
+		// end) with the transport's cancel.
+		cancel := req.Cancel
+		if cancel == nil {
+			ctx, cancel = context.WithCancel(ctx)
+			defer cancel()
 		}
-		return res, err
+		if !s.track(req.Message.ID, cancel) {
+			return nil, errSessionClosed
+		}
+		defer s.untrack(req.Message.ID)
 	}
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil, errSessionClosed
-	}
-	s.inflight[msg.ID] = inflight{cancel: cancel}
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		delete(s.inflight, msg.ID)
-		s.mu.Unlock()
-		s.touch()
-	}()
+	defer s.touch()
 	res, err := s.handle(ctx, req)
 	if ctx.Err() != nil {
 		return nil, ctx.Err() // cancelled: nothing is sent for it
 	}
 	return res, err
+}
+
+// track records a request being served, unless the session has ended;
+// untrack forgets it.
+func (s *Session) track(id jsonrpc.ID, cancel context.CancelFunc) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.inflight[id] = inflight{cancel: cancel}
+	return true
+}
+
+func (s *Session) untrack(id jsonrpc.ID) {
+	s.mu.Lock()
+	delete(s.inflight, id)
+	s.mu.Unlock()
 }
 
 func (s *Session) handle(ctx context.Context, req *transport.Request) (protocol.Result, error) {

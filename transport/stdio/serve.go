@@ -587,9 +587,13 @@ func (c *conn) cancel(params json.RawMessage) {
 	c.mu.Lock()
 	cl := c.inflight[p.RequestID]
 	c.mu.Unlock()
-	if cl == nil {
-		return
+	if cl != nil {
+		cl.abandon()
 	}
+}
+
+// abandon cancels the call; nothing more is written for it.
+func (cl *call) abandon() {
 	cl.mu.Lock()
 	cl.done = true
 	cl.mu.Unlock()
@@ -608,10 +612,7 @@ func (c *conn) cancelSession(sess transport.Session) {
 	}
 	c.mu.Unlock()
 	for _, cl := range ended {
-		cl.mu.Lock()
-		cl.done = true
-		cl.mu.Unlock()
-		cl.cancel()
+		cl.abandon()
 	}
 }
 
