@@ -158,42 +158,47 @@ func (d *DB) callQuery(ctx context.Context, req *server.CallRequest, in queryArg
 // reportProgress sends progress every progressEvery while a statement
 // runs, when the client asked for it: the seconds it has run (the progress
 // value) and the rows read so far; the same message goes to
-// Options.Status when set. stop ends it.
+// Options.Status when set. stop ends it, once a report being sent is.
+// Most statements end before the first report: a timer, not a goroutine,
+// waits for it.
 func (d *DB) reportProgress(ctx context.Context, req *server.Request, read *atomic.Int64) (stop func()) {
 	asked := req.Meta.ProgressToken != nil
 	if !asked && d.opts.Status == nil {
 		return func() {}
 	}
 	start := time.Now()
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(d.progressEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-			took := time.Since(start)
-			msg := "running for " + took.Round(100*time.Millisecond).String()
-			if n := read.Load(); n > 0 {
-				msg += fmt.Sprintf(", %d %s read", n, plural(n, "row", "rows"))
-			}
-			if d.opts.Status != nil {
-				d.opts.Status(ctx, msg)
-			}
-			if asked {
-				_ = req.Progress(math.Round(took.Seconds()*10)/10, 0, msg)
-			}
+	var (
+		mu      sync.Mutex // held while a report is sent
+		stopped bool
+		t       *time.Timer
+	)
+	report := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped {
+			return
 		}
-	}()
+		took := time.Since(start)
+		msg := "running for " + took.Round(100*time.Millisecond).String()
+		if n := read.Load(); n > 0 {
+			msg += fmt.Sprintf(", %d %s read", n, plural(n, "row", "rows"))
+		}
+		if d.opts.Status != nil {
+			d.opts.Status(ctx, msg)
+		}
+		if asked {
+			_ = req.Progress(math.Round(took.Seconds()*10)/10, 0, msg)
+		}
+		t.Reset(d.progressEvery)
+	}
+	mu.Lock()
+	t = time.AfterFunc(d.progressEvery, report)
+	mu.Unlock()
 	return func() {
-		close(done)
-		wg.Wait()
+		mu.Lock()
+		stopped = true
+		t.Stop()
+		mu.Unlock()
 	}
 }
 
