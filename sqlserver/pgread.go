@@ -497,12 +497,14 @@ func (p postgresDialect) askTypes(ctx context.Context, pc *pgx.Conn, res *queryR
 	return nil
 }
 
+// pgKnownTypes is a type map of pgx's, only read (TypeForOID), which is
+// safe from several goroutines: isArray asks it, so that a call makes a
+// map of its own (pgArrays.m, a dozen allocations) only to decode arrays.
+var pgKnownTypes = sync.OnceValue(pgtype.NewMap)
+
 // isArray reports whether oid is an array type pgx's type map knows.
 func (a *pgArrays) isArray(oid uint32) bool {
-	if a.m == nil {
-		a.m = pgtype.NewMap()
-	}
-	t, ok := a.m.TypeForOID(oid)
+	t, ok := pgKnownTypes().TypeForOID(oid)
 	if !ok {
 		return false
 	}
@@ -512,6 +514,9 @@ func (a *pgArrays) isArray(oid uint32) bool {
 
 // decodeOID decodes an array of type oid from its text form.
 func (a *pgArrays) decodeOID(oid uint32, v []byte) any {
+	if a.m == nil {
+		a.m = pgtype.NewMap()
+	}
 	t, _ := a.m.TypeForOID(oid)
 	out, err := t.Codec.DecodeValue(a.m, oid, pgtype.TextFormatCode, v)
 	if err != nil {
