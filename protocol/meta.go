@@ -431,11 +431,21 @@ func (m *RequestMeta) CopyTo(dst *RequestMeta) {
 		t := *m.ProgressToken
 		dst.ProgressToken = &t
 	}
-	if m.ClientInfo != nil {
-		dst.ClientInfo = m.ClientInfo.clone()
-	}
-	if m.ClientCapabilities != nil {
-		dst.ClientCapabilities = m.ClientCapabilities.clone()
+	if m.ClientInfo != nil || m.ClientCapabilities != nil {
+		// One allocation for both: every request of a legacy session
+		// carries a copy of what its client declared.
+		both := new(struct {
+			info Implementation
+			caps ClientCapabilities
+		})
+		if m.ClientInfo != nil {
+			m.ClientInfo.cloneTo(&both.info)
+			dst.ClientInfo = &both.info
+		}
+		if m.ClientCapabilities != nil {
+			m.ClientCapabilities.cloneTo(&both.caps)
+			dst.ClientCapabilities = &both.caps
+		}
 	}
 	if m.Extra != nil {
 		dst.Extra = make(map[string]json.RawMessage, len(m.Extra))
@@ -447,7 +457,14 @@ func (m *RequestMeta) CopyTo(dst *RequestMeta) {
 
 // clone returns a copy of c that shares nothing with it.
 func (c *ClientCapabilities) clone() *ClientCapabilities {
-	out := &ClientCapabilities{Experimental: cloneObjects(c.Experimental), Extensions: cloneObjects(c.Extensions), Tasks: cloneObject(c.Tasks)}
+	out := new(ClientCapabilities)
+	c.cloneTo(out)
+	return out
+}
+
+// cloneTo sets *out to a copy of c that shares nothing with it.
+func (c *ClientCapabilities) cloneTo(out *ClientCapabilities) {
+	*out = ClientCapabilities{Experimental: cloneObjects(c.Experimental), Extensions: cloneObjects(c.Extensions), Tasks: cloneObject(c.Tasks)}
 	if c.Roots != nil {
 		r := *c.Roots
 		out.Roots = &r
@@ -458,7 +475,6 @@ func (c *ClientCapabilities) clone() *ClientCapabilities {
 	if c.Elicitation != nil {
 		out.Elicitation = &ElicitationCapability{Form: cloneObject(c.Elicitation.Form), URL: cloneObject(c.Elicitation.URL)}
 	}
-	return out
 }
 
 func cloneObjects(m map[string]Object) map[string]Object {
@@ -485,7 +501,14 @@ func cloneObject(o Object) Object {
 
 // clone returns a copy of i that shares nothing with it.
 func (i *Implementation) clone() *Implementation {
-	out := *i
+	out := new(Implementation)
+	i.cloneTo(out)
+	return out
+}
+
+// cloneTo sets *out to a copy of i that shares nothing with it.
+func (i *Implementation) cloneTo(out *Implementation) {
+	*out = *i
 	if i.Icons != nil {
 		out.Icons = make([]Icon, len(i.Icons))
 		for n, ic := range i.Icons {
@@ -493,5 +516,4 @@ func (i *Implementation) clone() *Implementation {
 			out.Icons[n] = ic
 		}
 	}
-	return &out
 }

@@ -252,3 +252,42 @@ func TestDecodeCacheLast(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestMetaCopyToSharesNothing: changing every part of a copy leaves
+// the original as it was.
+func TestRequestMetaCopyToSharesNothing(t *testing.T) {
+	src := RequestMeta{
+		ClientInfo: &Implementation{Name: "c", Version: "1", Icons: []Icon{{Src: "i.png", Sizes: []string{"16x16"}}}},
+		ClientCapabilities: &ClientCapabilities{
+			Roots:       &RootsCapability{ListChanged: true},
+			Elicitation: &ElicitationCapability{Form: Object{}},
+			Extensions:  map[string]Object{"x": {}},
+		},
+	}
+	before, err := json.Marshal(&src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(before), "16x16") || !strings.Contains(string(before), `"x"`) {
+		t.Fatalf("the original's JSON lacks what the test changes: %s", before)
+	}
+	var dst RequestMeta
+	src.CopyTo(&dst)
+	dst.ClientInfo.Name = "changed"
+	dst.ClientInfo.Icons[0].Sizes[0] = "changed"
+	dst.ClientCapabilities.Roots.ListChanged = false
+	dst.ClientCapabilities.Elicitation.Form = nil
+	dst.ClientCapabilities.Extensions["y"] = Object{}
+	after, err := json.Marshal(&src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(before) != string(after) {
+		t.Errorf("the original changed with its copy:\n%s\n%s", before, after)
+	}
+	var none, none2 RequestMeta
+	none.CopyTo(&none2)
+	if none2.ClientInfo != nil || none2.ClientCapabilities != nil {
+		t.Error("a copy of nothing declared something")
+	}
+}
