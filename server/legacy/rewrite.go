@@ -38,9 +38,8 @@ func (s *Session) serveCore(ctx context.Context, req *transport.Request) (protoc
 		if round == 0 && plainParams(msg) {
 			// Nothing to leave out or add but _meta: the params go as they
 			// came, and the session's _meta as a value.
-			p := &plainCall{meta: *s.sessionMeta(), sn: sn}
-			p.meta.LogLevel = s.level()
-			p.req = transport.Request{Message: msg, Kind: transport.KindSession, Session: s, Notifier: p.sn.orNil(), Cancel: req.Cancel, Meta: &p.meta}
+			p := &plainCall{sn: sn}
+			p.req = transport.Request{Message: msg, Kind: transport.KindSession, Session: s, Notifier: p.sn.orNil(), Cancel: req.Cancel, Meta: s.levelMeta()}
 			core = &p.req
 		} else {
 			if c == nil {
@@ -92,9 +91,8 @@ func (s *Session) serveCore(ctx context.Context, req *transport.Request) (protoc
 // with the session's _meta beside the message as it came (plainCall), or
 // with the message rewritten into the modern form (rewrittenCall).
 type plainCall struct {
-	req  transport.Request
-	meta protocol.RequestMeta
-	sn   sessionNotifier
+	req transport.Request
+	sn  sessionNotifier
 }
 
 type rewrittenCall struct {
@@ -150,6 +148,20 @@ func (s *Session) sessionMeta() *protocol.RequestMeta {
 		}
 	})
 	return &s.metaValue
+}
+
+// levelMeta is sessionMeta with the session's log level: one value shared
+// by the requests while the level stays (the core copies what it reads).
+func (s *Session) levelMeta() *protocol.RequestMeta {
+	level := s.level()
+	if m := s.leveled.Load(); m != nil && m.LogLevel == level {
+		return m
+	}
+	m := new(protocol.RequestMeta)
+	*m = *s.sessionMeta()
+	m.LogLevel = level
+	s.leveled.Store(m)
+	return m
 }
 
 // inputParams encodes the params of a request for the client as the

@@ -56,6 +56,9 @@ type Session struct {
 	// metaValue is metaCache read as the core reads it (sessionMeta).
 	metaValueOnce sync.Once
 	metaValue     protocol.RequestMeta
+	// leveled is metaValue with the log level of when it was made, shared
+	// by the plain requests (levelMeta), which the core only reads.
+	leveled atomic.Pointer[protocol.RequestMeta]
 }
 
 // Done is closed once the session has ended.
