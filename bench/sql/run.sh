@@ -1,7 +1,8 @@
 #!/bin/sh
 # The database server comparison (make bench-sql): mcpkit's serve sql over
 # stdio and Streamable HTTP against @modelcontextprotocol/server-postgres
-# and @bytebase/dbhub (pinned here, in package.json) on one PostgreSQL:
+# and @bytebase/dbhub (pinned here, in package.json; dbhub over both
+# transports, server-postgres over stdio, its only one) on one PostgreSQL:
 # the one MCPKIT_TEST_POSTGRES_DSN names (a superuser DSN), or one started
 # for the run with .ci/postgres. The harness (bench/cmd/sqlbench) makes
 # its database and read-only role itself. Arguments go to it, e.g.

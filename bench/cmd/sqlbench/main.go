@@ -1,7 +1,8 @@
 // Command sqlbench compares database MCP servers on one PostgreSQL (make
 // bench-sql): mcpkit's `serve sql` over stdio and Streamable HTTP against
 // @modelcontextprotocol/server-postgres and @bytebase/dbhub over stdio,
-// every one connected as the same read-only role to a shop database that
+// and dbhub over Streamable HTTP too (server-postgres has no HTTP
+// transport), every one connected as the same read-only role to a shop database that
 // it makes (100k customers, 500k orders, 1.5M order lines). Workloads: a
 // point lookup and a 990-row join, each at concurrency 1 and 16. Rounds
 // are interleaved (every server in every cell, the order rotating); it

@@ -29,6 +29,9 @@ type server struct {
 	argv []string
 	peer bool   // not mcpkit
 	url  string // Streamable HTTP endpoint; "" for stdio
+	// listen returns the arguments that have an HTTP server listen on
+	// 127.0.0.1:port; nil for stdio.
+	listen func(port int) []string
 
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
@@ -37,36 +40,42 @@ type server struct {
 }
 
 // peers lists the servers: mcpkit over stdio and HTTP (and an older
-// binary's, when given), then the two peers over stdio.
+// binary's, when given), then the two peers over stdio and dbhub over
+// Streamable HTTP too (server-postgres has no HTTP transport), so that
+// each of mcpkit's transports has a peer on the same one.
 func peers(mcpkitBin, before, nodeModules, dsn string) []*server {
 	var out []*server
 	add := func(name, bin string) {
 		out = append(out,
 			&server{name: name + "-stdio", tool: "query", argv: []string{bin, "serve", "sql", "--stdio", "--dsn", dsn}},
-			&server{name: name + "-http", tool: "query", argv: []string{bin, "serve", "sql", "--sse-path", "", "--dsn", dsn}, url: "pending"})
+			&server{name: name + "-http", tool: "query", argv: []string{bin, "serve", "sql", "--sse-path", "", "--dsn", dsn},
+				listen: func(port int) []string { return []string{"--addr", "127.0.0.1:" + strconv.Itoa(port)} }})
 	}
 	add("mcpkit", mcpkitBin)
 	if before != "" {
 		add("mcpkit-before", before)
 	}
+	dbhub := filepath.Join(nodeModules, "@bytebase/dbhub/dist/index.js")
 	out = append(out,
 		&server{name: "server-postgres", tool: "query", peer: true,
 			argv: []string{"node", filepath.Join(nodeModules, "@modelcontextprotocol/server-postgres/dist/index.js"), dsn}},
 		&server{name: "dbhub", tool: "execute_sql", peer: true,
-			argv: []string{"node", filepath.Join(nodeModules, "@bytebase/dbhub/dist/index.js"), "--transport", "stdio", "--dsn", dsn}})
+			argv: []string{"node", dbhub, "--transport", "stdio", "--dsn", dsn}},
+		&server{name: "dbhub-http", tool: "execute_sql", peer: true,
+			argv:   []string{"node", dbhub, "--transport", "http", "--dsn", dsn},
+			listen: func(port int) []string { return []string{"--host", "127.0.0.1", "--port", strconv.Itoa(port)} }})
 	return out
 }
 
 func (s *server) start(ctx context.Context) error {
 	argv := s.argv
-	if s.url != "" {
+	if s.listen != nil {
 		port, err := freePort()
 		if err != nil {
 			return err
 		}
-		addr := "127.0.0.1:" + strconv.Itoa(port)
-		argv = append(append([]string(nil), argv...), "--addr", addr)
-		s.url = "http://" + addr + "/mcp"
+		argv = append(append([]string(nil), argv...), s.listen(port)...)
+		s.url = "http://127.0.0.1:" + strconv.Itoa(port) + "/mcp"
 	}
 	s.cmd = exec.Command(argv[0], argv[1:]...)
 	s.cmd.Stderr = io.Discard
