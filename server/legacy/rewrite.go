@@ -136,29 +136,22 @@ func rewrittenParam(key []byte) bool {
 	return false
 }
 
-// sessionMeta returns the session's _meta as the core reads it from what
-// modernParams writes (metaMembers), the log level aside.
-func (s *Session) sessionMeta() *protocol.RequestMeta {
-	s.metaValueOnce.Do(func() {
-		b := append(append([]byte{'{'}, s.metaMembers()...), '}')
-		if err := s.metaValue.UnmarshalJSON(b); err != nil {
-			// metaMembers writes what UnmarshalJSON reads; should it
-			// not, the core says so for the request.
-			s.metaValue = protocol.RequestMeta{}
-		}
-	})
-	return &s.metaValue
-}
-
-// levelMeta is sessionMeta with the session's log level: one value shared
-// by the requests while the level stays (the core copies what it reads).
+// levelMeta returns the session's _meta as the core reads it from what
+// modernParams writes (metaMembers), with the session's log level: one
+// value shared by the session's plain requests until the level changes
+// (the core copies what it reads, and nothing writes it).
 func (s *Session) levelMeta() *protocol.RequestMeta {
 	level := s.level()
 	if m := s.leveled.Load(); m != nil && m.LogLevel == level {
 		return m
 	}
 	m := new(protocol.RequestMeta)
-	*m = *s.sessionMeta()
+	b := append(append([]byte{'{'}, s.metaMembers()...), '}')
+	if err := m.UnmarshalJSON(b); err != nil {
+		// metaMembers writes what UnmarshalJSON reads; should it not,
+		// the core says so for the request.
+		*m = protocol.RequestMeta{}
+	}
 	m.LogLevel = level
 	s.leveled.Store(m)
 	return m

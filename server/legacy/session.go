@@ -53,11 +53,8 @@ type Session struct {
 
 	metaOnce  sync.Once
 	metaCache []byte
-	// metaValue is metaCache read as the core reads it (sessionMeta).
-	metaValueOnce sync.Once
-	metaValue     protocol.RequestMeta
-	// leveled is metaValue with the log level of when it was made, shared
-	// by the plain requests (levelMeta), which the core only reads.
+	// leveled is metaCache read as the core reads it, with the log level
+	// of when it was read (levelMeta).
 	leveled atomic.Pointer[protocol.RequestMeta]
 }
 
