@@ -778,9 +778,17 @@ func TestServeInlineHandsOn(t *testing.T) {
 	st := newStub()
 	release := make(chan struct{})
 	var running, most atomic.Int32
+	// both is closed once the two blocking requests are running at once;
+	// "free" waits for it, since the request after them may be started
+	// before the second of them is.
+	both := make(chan struct{})
+	var bothOnce sync.Once
 	enter := func() {
 		n := running.Add(1)
 		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		if n == 2 {
+			bothOnce.Do(func() { close(both) })
 		}
 	}
 	st.on("wait", func(ctx context.Context, req *jsonrpc.Message, _ transport.Notifier) *jsonrpc.Response {
@@ -803,6 +811,11 @@ func TestServeInlineHandsOn(t *testing.T) {
 		return result(req, "notified")
 	})
 	st.on("free", func(ctx context.Context, req *jsonrpc.Message, _ transport.Notifier) *jsonrpc.Response {
+		select {
+		case <-both:
+		case <-time.After(5 * time.Second): // the check below reports it
+		case <-ctx.Done():
+		}
 		close(release)
 		return result(req, "freed")
 	})
