@@ -117,9 +117,11 @@ func (d *DB) callQuery(ctx context.Context, req *server.CallRequest, in queryArg
 	if in.MaxRows > 0 && in.MaxRows < d.opts.MaxRows {
 		lim.maxRows, lim.requested = in.MaxRows, true
 	}
-	digest := queryDigest(d.served+"\x00"+in.SQL, in.Params)
+	// The statement's digest binds a cursor to it: needed only to open
+	// one or to issue one (a truncated result), not on every call.
+	digest := func() string { return queryDigest(d.served+"\x00"+in.SQL, in.Params) }
 	if in.Cursor != "" {
-		if lim.skip, err = openCursor(req.Request, in.Cursor, digest); err != nil {
+		if lim.skip, err = openCursor(req.Request, in.Cursor, digest()); err != nil {
 			return nil, err
 		}
 	}
@@ -143,7 +145,7 @@ func (d *DB) callQuery(ctx context.Context, req *server.CallRequest, in queryArg
 		res.Notice += fmt.Sprintf("; max_rows %d was capped to the server's limit", in.MaxRows)
 	}
 	if res.Truncated {
-		if res.NextCursor, err = sealCursor(req.Request, digest, res.Offset+res.RowCount); err != nil {
+		if res.NextCursor, err = sealCursor(req.Request, digest(), res.Offset+res.RowCount); err != nil {
 			return nil, protocol.InternalError("sealing a cursor: " + err.Error())
 		}
 		res.Notice += "; pass next_cursor as cursor with the same sql and params to read on (the statement runs again " +
