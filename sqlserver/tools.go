@@ -118,8 +118,15 @@ func (d *DB) callQuery(ctx context.Context, req *server.CallRequest, in queryArg
 		lim.maxRows, lim.requested = in.MaxRows, true
 	}
 	// The statement's digest binds a cursor to it: needed only to open
-	// one or to issue one (a truncated result), not on every call.
-	digest := func() string { return queryDigest(d.served+"\x00"+in.SQL, in.Params) }
+	// one or to issue one (a truncated result), not on every call; made
+	// once for a page that does both.
+	var dg string
+	digest := func() string {
+		if dg == "" {
+			dg = queryDigest(d.served+"\x00"+in.SQL, in.Params)
+		}
+		return dg
+	}
 	if in.Cursor != "" {
 		if lim.skip, err = openCursor(req.Request, in.Cursor, digest()); err != nil {
 			return nil, err
