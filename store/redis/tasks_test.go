@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -276,5 +277,48 @@ func TestTaskStoreLease(t *testing.T) {
 	}
 	if !interrupted(b, "c1") {
 		t.Error("a task of a replica that closed its store is still working")
+	}
+}
+
+// TestTaskStoreUpdateUnderContention: many writers of one task each get
+// every update in; a writer that loses a compare-and-set waits a random
+// while before it tries again, so that none loses every round.
+func TestTaskStoreUpdateUnderContention(t *testing.T) {
+	p := redistest.Redis(t)
+	st := openStore(t, p.URL())
+	s := taskStore(t, st, nil)
+	ctx := context.Background()
+	r := taskRecord("hot", time.Hour)
+	r.StatusMessage = "0"
+	if err := s.Create(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	const workers, each = 16, 20
+	var wg sync.WaitGroup
+	var failed atomic.Int32
+	for range workers {
+		wg.Go(func() {
+			for range each {
+				_, err := s.Update(ctx, "hot", func(r *tasks.Record) error {
+					n, err := strconv.Atoi(r.StatusMessage)
+					if err != nil {
+						return err
+					}
+					r.StatusMessage = strconv.Itoa(n + 1)
+					return nil
+				})
+				if err != nil {
+					failed.Add(1)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n := failed.Load(); n > 0 {
+		t.Errorf("%d of %d writers gave up", n, workers)
+	}
+	if got, _ := s.Get(ctx, "hot"); failed.Load() == 0 && got.StatusMessage != strconv.Itoa(workers*each) {
+		t.Errorf("after %d concurrent increments: %q", workers*each, got.StatusMessage)
 	}
 }
