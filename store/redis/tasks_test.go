@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -92,26 +91,9 @@ func taskContract(t *testing.T, s tasks.Store, bounded bool) {
 	}
 	// Updates are atomic: concurrent increments are all kept.
 	const workers, each = 8, 20
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for range each {
-				_, err := s.Update(ctx, "t1", func(r *tasks.Record) error {
-					n, err := strconv.Atoi(r.StatusMessage)
-					if err != nil {
-						return err
-					}
-					r.StatusMessage = strconv.Itoa(n + 1)
-					return nil
-				})
-				if err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		})
+	for _, err := range incrementConcurrently(s, "t1", workers, each) {
+		t.Error(err)
 	}
-	wg.Wait()
 	if got, _ := s.Get(ctx, "t1"); got.StatusMessage != strconv.Itoa(workers*each) {
 		t.Errorf("after %d concurrent increments: %q", workers*each, got.StatusMessage)
 	}
@@ -294,12 +276,26 @@ func TestTaskStoreUpdateUnderContention(t *testing.T) {
 		t.Fatal(err)
 	}
 	const workers, each = 16, 20
+	errs := incrementConcurrently(s, "hot", workers, each)
+	if len(errs) > 0 {
+		t.Fatalf("%d of %d writers gave up: %v", len(errs), workers, errs[0])
+	}
+	if got, _ := s.Get(ctx, "hot"); got.StatusMessage != strconv.Itoa(workers*each) {
+		t.Errorf("after %d concurrent increments: %q", workers*each, got.StatusMessage)
+	}
+}
+
+// incrementConcurrently has workers writers each add one to the status
+// message of task id, each times, and returns the error of every writer
+// that gave up.
+func incrementConcurrently(s tasks.Store, id string, workers, each int) []error {
 	var wg sync.WaitGroup
-	var failed atomic.Int32
+	var mu sync.Mutex
+	var errs []error
 	for range workers {
 		wg.Go(func() {
 			for range each {
-				_, err := s.Update(ctx, "hot", func(r *tasks.Record) error {
+				_, err := s.Update(context.Background(), id, func(r *tasks.Record) error {
 					n, err := strconv.Atoi(r.StatusMessage)
 					if err != nil {
 						return err
@@ -308,17 +304,14 @@ func TestTaskStoreUpdateUnderContention(t *testing.T) {
 					return nil
 				})
 				if err != nil {
-					failed.Add(1)
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
 					return
 				}
 			}
 		})
 	}
 	wg.Wait()
-	if n := failed.Load(); n > 0 {
-		t.Errorf("%d of %d writers gave up", n, workers)
-	}
-	if got, _ := s.Get(ctx, "hot"); failed.Load() == 0 && got.StatusMessage != strconv.Itoa(workers*each) {
-		t.Errorf("after %d concurrent increments: %q", workers*each, got.StatusMessage)
-	}
+	return errs
 }
