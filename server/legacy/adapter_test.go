@@ -244,30 +244,39 @@ func TestSessionLookup(t *testing.T) {
 // TestListeningSessionDoesNotExpire: a session whose standalone stream is
 // being read (a stdio process's session, an open GET stream) is in use.
 func TestListeningSessionDoesNotExpire(t *testing.T) {
-	const idle = 40 * time.Millisecond
-	a, _ := newAdapter(t, &legacy.Options{IdleTimeout: idle})
-	s := open(t, a, `{}`, true)
-	ctx, stop := context.WithCancel(context.Background())
-	ended := make(chan error, 1)
-	go func() {
-		_, err := s.Next(ctx)
-		ended <- err
-	}()
-	time.Sleep(8 * idle)
-	select {
-	case <-s.Done():
-		t.Fatal("a session with a reader waiting on Next was expired")
-	default:
-	}
-	stop()
-	if err := <-ended; !errors.Is(err, context.Canceled) {
-		t.Errorf("Next: %v, want context.Canceled", err)
-	}
-	select {
-	case <-s.Done():
-	case <-time.After(5 * time.Second):
-		t.Fatal("the session did not expire once nobody listened")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		const idle = 40 * time.Millisecond
+		core := newTiny(t)
+		a := legacy.New(core.Server, &legacy.Options{IdleTimeout: idle})
+		defer a.Close()
+		s := open(t, a, `{}`, true)
+		ctx, stop := context.WithCancel(context.Background())
+		ended := make(chan error, 1)
+		go func() {
+			_, err := s.Next(ctx)
+			ended <- err
+		}()
+		synctest.Wait()      // the reader waits in Next
+		time.Sleep(8 * idle) // many sweeps
+		synctest.Wait()
+		select {
+		case <-s.Done():
+			t.Fatal("a session with a reader waiting on Next was expired")
+		default:
+		}
+		stop()
+		if err := <-ended; !errors.Is(err, context.Canceled) {
+			t.Errorf("Next: %v, want context.Canceled", err)
+		}
+		// Nobody listens now: it expires.
+		time.Sleep(2 * idle)
+		synctest.Wait()
+		select {
+		case <-s.Done():
+		default:
+			t.Fatal("the session did not expire once nobody listened")
+		}
+	})
 }
 
 func TestBusySessionDoesNotExpire(t *testing.T) {
