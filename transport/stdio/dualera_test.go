@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mcpkit/mcpkit/conformance/everything"
@@ -297,20 +298,26 @@ func TestDualEraEOF(t *testing.T) {
 // TestDualEraIdleSession: the process's legacy session lasts as long as
 // its input, however long the client stays quiet.
 func TestDualEraIdleSession(t *testing.T) {
-	const idle = 30 * time.Millisecond
-	c, _ := startDual(t, &legacy.Options{IdleTimeout: idle})
-	c.initialize(`{}`)
-	time.Sleep(10 * idle)
-	c.send(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)
-	if got := c.response("1"); got != `{"jsonrpc":"2.0","id":1,"result":{}}` {
-		t.Errorf("ping after a quiet spell: %s", got)
-	}
-	time.Sleep(10 * idle)
-	c.send(legacyCall("2", "test_trigger_tool_change", `{}`))
-	resultOf(t, c.response("2"))
-	if got := c.notification("notifications/tools/list_changed"); got != `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}` {
-		t.Errorf("list change: %s", got)
-	}
+	// In a bubble, so that the quiet spells are the adapter's sweeps and
+	// not a race with the goroutine that reads the session's stream.
+	synctest.Test(t, func(t *testing.T) {
+		const idle = 30 * time.Millisecond
+		c, _ := startDual(t, &legacy.Options{IdleTimeout: idle})
+		c.initialize(`{}`)
+		synctest.Wait()
+		time.Sleep(10 * idle)
+		c.send(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+		if got := c.response("1"); got != `{"jsonrpc":"2.0","id":1,"result":{}}` {
+			t.Errorf("ping after a quiet spell: %s", got)
+		}
+		synctest.Wait()
+		time.Sleep(10 * idle)
+		c.send(legacyCall("2", "test_trigger_tool_change", `{}`))
+		resultOf(t, c.response("2"))
+		if got := c.notification("notifications/tools/list_changed"); got != `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}` {
+			t.Errorf("list change: %s", got)
+		}
+	})
 }
 
 // member returns the raw value of the member key of the JSON object obj,
