@@ -241,39 +241,51 @@ func TestSessionLookup(t *testing.T) {
 	}
 }
 
+// idleSession opens a session of an adapter whose sessions expire after
+// idle; call it inside a synctest bubble.
+func idleSession(t *testing.T, idle time.Duration) (*tiny, *legacy.Adapter, *legacy.Session) {
+	t.Helper()
+	core := newTiny(t)
+	a := legacy.New(core.Server, &legacy.Options{IdleTimeout: idle})
+	t.Cleanup(func() { a.Close() })
+	return core, a, open(t, a, `{}`, true)
+}
+
+// expiredAfter lets d pass in the bubble and reports whether s was closed
+// by then.
+func expiredAfter(s *legacy.Session, d time.Duration) bool {
+	time.Sleep(d)
+	synctest.Wait()
+	select {
+	case <-s.Done():
+		return true
+	default:
+		return false
+	}
+}
+
 // TestListeningSessionDoesNotExpire: a session whose standalone stream is
 // being read (a stdio process's session, an open GET stream) is in use.
 func TestListeningSessionDoesNotExpire(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const idle = 40 * time.Millisecond
-		core := newTiny(t)
-		a := legacy.New(core.Server, &legacy.Options{IdleTimeout: idle})
-		defer a.Close()
-		s := open(t, a, `{}`, true)
+		_, _, s := idleSession(t, idle)
 		ctx, stop := context.WithCancel(context.Background())
 		ended := make(chan error, 1)
 		go func() {
 			_, err := s.Next(ctx)
 			ended <- err
 		}()
-		synctest.Wait()      // the reader waits in Next
-		time.Sleep(8 * idle) // many sweeps
-		synctest.Wait()
-		select {
-		case <-s.Done():
+		synctest.Wait()              // the reader waits in Next
+		if expiredAfter(s, 8*idle) { // many sweeps
 			t.Fatal("a session with a reader waiting on Next was expired")
-		default:
 		}
 		stop()
 		if err := <-ended; !errors.Is(err, context.Canceled) {
 			t.Errorf("Next: %v, want context.Canceled", err)
 		}
 		// Nobody listens now: it expires.
-		time.Sleep(2 * idle)
-		synctest.Wait()
-		select {
-		case <-s.Done():
-		default:
+		if !expiredAfter(s, 2*idle) {
 			t.Fatal("the session did not expire once nobody listened")
 		}
 	})
@@ -282,18 +294,11 @@ func TestListeningSessionDoesNotExpire(t *testing.T) {
 func TestBusySessionDoesNotExpire(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const idle = 40 * time.Millisecond
-		core := newTiny(t)
-		a := legacy.New(core.Server, &legacy.Options{IdleTimeout: idle})
-		defer a.Close()
-		s := open(t, a, `{}`, true)
+		core, a, s := idleSession(t, idle)
 		res := call(context.Background(), s, req(t, "1", "tools/call", `{"name":"block"}`), newRecorder())
 		<-core.started
-		time.Sleep(8 * idle) // many sweeps
-		synctest.Wait()
-		select {
-		case <-s.Done():
+		if expiredAfter(s, 8*idle) { // many sweeps
 			t.Fatal("a session with a request in flight was expired")
-		default:
 		}
 		if n := a.Sessions(); n != 1 {
 			t.Fatalf("Sessions() = %d while a request is in flight", n)
@@ -301,11 +306,7 @@ func TestBusySessionDoesNotExpire(t *testing.T) {
 		core.release <- struct{}{}
 		wantWire(t, <-res, `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"released"}]}}`)
 		// Idle again, it now expires.
-		time.Sleep(2 * idle)
-		synctest.Wait()
-		select {
-		case <-s.Done():
-		default:
+		if !expiredAfter(s, 2*idle) {
 			t.Fatal("the session did not expire once idle")
 		}
 	})
