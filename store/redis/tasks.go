@@ -104,13 +104,13 @@ const (
 	maxRetryWait = 50 * time.Millisecond
 )
 
-// retryWait waits before attempt try (1 for the first retry), for as long
-// as ctx allows.
+// retryWait waits before attempt try (none before the first, try 0), for
+// as long as ctx allows.
 func retryWait(ctx context.Context, try int) error {
-	bound := maxRetryWait
-	if try < 10 {
-		bound = min(minRetryWait<<try, maxRetryWait)
+	if try == 0 {
+		return nil
 	}
+	bound := min(minRetryWait<<min(try, 10), maxRetryWait)
 	t := time.NewTimer(mrand.N(bound) + 1)
 	defer t.Stop()
 	select {
@@ -340,10 +340,8 @@ func interrupt(r *tasks.Record) {
 // lease lapsed.
 func (t *Tasks) load(ctx context.Context, id string) (*tasks.Record, string, error) {
 	for try := range maxUpdateTries {
-		if try > 0 {
-			if err := retryWait(ctx, try); err != nil {
-				return nil, "", err
-			}
+		if err := retryWait(ctx, try); err != nil {
+			return nil, "", err
 		}
 		r, version, lapsed, err := t.read(ctx, id)
 		if err != nil || !lapsed {
@@ -373,10 +371,8 @@ func (t *Tasks) Get(ctx context.Context, id string) (*tasks.Record, error) {
 // at most maxUpdateTries times.
 func (t *Tasks) Update(ctx context.Context, id string, f func(*tasks.Record) error) (*tasks.Record, error) {
 	for try := range maxUpdateTries {
-		if try > 0 {
-			if err := retryWait(ctx, try); err != nil {
-				return nil, err
-			}
+		if err := retryWait(ctx, try); err != nil {
+			return nil, err
 		}
 		r, version, err := t.load(ctx, id)
 		if err != nil {
