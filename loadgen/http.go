@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,7 +22,8 @@ import (
 )
 
 // httpDriver loads a Streamable HTTP endpoint: each worker posts one
-// request at a time on its own keep-alive connection.
+// request at a time on a keep-alive connection: one of the client's pool,
+// or its own (connTransport, Options.WorkerConns).
 type httpDriver struct {
 	t      Target
 	o      *Options
@@ -139,11 +141,16 @@ func (d *httpDriver) run(ctx context.Context, lim *limiter, st *stats) error {
 		wg.Go(func() {
 			var own stats
 			var buf bytes.Buffer
+			var rt http.RoundTripper
+			if ct := d.workerTransport(); ct != nil {
+				defer ct.drop()
+				rt = ct
+			}
 			for lim.take(ctx) {
 				id := d.ids.Add(1)
 				body := d.v.appendRequest(make([]byte, 0, len(d.v.modernTail)+24), id, d.modern)
 				start := time.Now()
-				resp, _, err := d.post(ctx, body, h, id, &buf)
+				resp, _, err := d.postWith(ctx, rt, body, h, id, &buf)
 				if err == nil {
 					err = d.v.check(resp, id)
 				} else if ctx.Err() != nil {
@@ -162,12 +169,40 @@ func (d *httpDriver) run(ctx context.Context, lim *limiter, st *stats) error {
 // body or an SSE stream) and the response's session id. For a
 // notification (id 0) it wants 202 Accepted and returns no message.
 func (d *httpDriver) post(ctx context.Context, body []byte, h http.Header, id int64, buf *bytes.Buffer) ([]byte, string, error) {
+	return d.postWith(ctx, nil, body, h, id, buf)
+}
+
+// workerTransport returns a worker's own connection to the endpoint, or
+// nil when the worker shares the client's pool (Options.WorkerConns
+// unset, a client given in the Target, an https endpoint).
+func (d *httpDriver) workerTransport() *connTransport {
+	if !d.o.WorkerConns || d.own == nil {
+		return nil
+	}
+	u, err := url.Parse(d.t.URL)
+	if err != nil || u.Scheme != "http" {
+		return nil
+	}
+	host := u.Host
+	if u.Port() == "" {
+		host = net.JoinHostPort(u.Hostname(), "80")
+	}
+	return &connTransport{addr: host}
+}
+
+// postWith is post through rt (nil: the driver's client).
+func (d *httpDriver) postWith(ctx context.Context, rt http.RoundTripper, body []byte, h http.Header, id int64, buf *bytes.Buffer) ([]byte, string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.t.URL, bytes.NewReader(body))
 	if err != nil {
 		return nil, "", err
 	}
 	req.Header = h
-	resp, err := d.client.Do(req)
+	var resp *http.Response
+	if rt != nil {
+		resp, err = rt.RoundTrip(req)
+	} else {
+		resp, err = d.client.Do(req)
+	}
 	if err != nil {
 		return nil, "", err
 	}

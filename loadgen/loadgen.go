@@ -50,6 +50,15 @@ type Options struct {
 	// flight without waiting for their responses; 0 means 1. HTTP
 	// ignores it.
 	Pipeline int
+	// WorkerConns has each HTTP worker send its requests on a keep-alive
+	// connection of its own, writing each request and reading its
+	// response itself (net/http's Request.Write and ReadResponse), instead
+	// of through an http.Client's pool and the goroutines of its
+	// transport. The load generator then costs about as much per request
+	// as on stdio, which matters when an HTTP server is compared with a
+	// stdio one. Setup's requests still use the pool; a Target with its
+	// own HTTPClient, or an https URL, ignores it.
+	WorkerConns bool
 	// OnMeasure, if set, is called as the measured phase starts (after
 	// the warm-up), so a caller can sample the server's resource usage.
 	OnMeasure func()

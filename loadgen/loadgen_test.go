@@ -3,10 +3,13 @@ package loadgen_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -65,14 +68,17 @@ func TestRunEverything(t *testing.T) {
 		era      string
 		wantEra  string
 		pipeline int
+		own      bool // WorkerConns
 	}{
-		{"http modern", false, loadgen.EraModern, loadgen.EraModern, 0},
-		{"http legacy", false, loadgen.EraLegacy, loadgen.EraLegacy, 0},
-		{"http auto", false, "", loadgen.EraModern, 0},
-		{"stdio modern", true, loadgen.EraModern, loadgen.EraModern, 0},
-		{"stdio legacy", true, loadgen.EraLegacy, loadgen.EraLegacy, 0},
-		{"stdio modern pipelined", true, loadgen.EraModern, loadgen.EraModern, 8},
-		{"stdio legacy pipelined", true, loadgen.EraLegacy, loadgen.EraLegacy, 8},
+		{"http modern", false, loadgen.EraModern, loadgen.EraModern, 0, false},
+		{"http legacy", false, loadgen.EraLegacy, loadgen.EraLegacy, 0, false},
+		{"http auto", false, "", loadgen.EraModern, 0, false},
+		{"http modern worker conns", false, loadgen.EraModern, loadgen.EraModern, 0, true},
+		{"http legacy worker conns", false, loadgen.EraLegacy, loadgen.EraLegacy, 0, true},
+		{"stdio modern", true, loadgen.EraModern, loadgen.EraModern, 0, false},
+		{"stdio legacy", true, loadgen.EraLegacy, loadgen.EraLegacy, 0, false},
+		{"stdio modern pipelined", true, loadgen.EraModern, loadgen.EraModern, 8, false},
+		{"stdio legacy pipelined", true, loadgen.EraLegacy, loadgen.EraLegacy, 8, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -86,7 +92,7 @@ func TestRunEverything(t *testing.T) {
 			res, err := loadgen.Run(context.Background(), target, &loadgen.Options{
 				Concurrency: 4, Requests: 200, Warmup: 20 * time.Millisecond,
 				Tool: "echo", Args: json.RawMessage(`{"text": "héllo <&> \"world\""}`),
-				Era: tt.era, Pipeline: tt.pipeline,
+				Era: tt.era, Pipeline: tt.pipeline, WorkerConns: tt.own,
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -244,5 +250,80 @@ func TestRunCancelled(t *testing.T) {
 	})
 	if err != context.DeadlineExceeded {
 		t.Errorf("err %v, want the context's", err)
+	}
+}
+
+// TestHTTPWorkerConnections: with WorkerConns, each worker keeps one
+// connection for its requests, and dials again when the server closes it.
+func TestHTTPWorkerConnections(t *testing.T) {
+	core := everything.New(nil)
+	defer core.Close()
+	h := streamable.NewHandler(core, nil)
+	var served atomic.Int64
+	var conns atomic.Int64
+	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if served.Add(1)%7 == 0 {
+			w.Header().Set("Connection", "close") // every 7th answer closes its connection
+		}
+		h.ServeHTTP(w, r)
+	}))
+	ts.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	ts.Start()
+	defer ts.Close()
+	res, err := loadgen.Run(context.Background(), loadgen.Target{URL: ts.URL}, &loadgen.Options{
+		Concurrency: 3, Requests: 140, Tool: "echo", Args: json.RawMessage(`{"text":"x"}`), Era: loadgen.EraModern,
+		WorkerConns: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests != 140 || res.Errors != 0 {
+		t.Fatalf("requests %d errors %d (%s), want 140 0", res.Requests, res.Errors, res.FirstError)
+	}
+	// 141 answers (the probe too), 20 of which closed their connection:
+	// the probe's connection, the workers' 3 and one more after each
+	// close.
+	if got, want := conns.Load(), int64(1+3+20); got > want {
+		t.Errorf("%d connections for %d requests, want at most %d", got, served.Load(), want)
+	}
+}
+
+// TestHTTPRunCancelled: a run ends with its context even when the server
+// never answers, on the workers' own connections or the pool's.
+func TestHTTPRunCancelled(t *testing.T) {
+	for _, own := range []bool{true, false} {
+		t.Run(fmt.Sprint("WorkerConns=", own), func(t *testing.T) {
+			leakcheck.Check(t)
+			core := everything.New(nil)
+			defer core.Close()
+			h := streamable.NewHandler(core, nil)
+			release := make(chan struct{})
+			var calls atomic.Int64
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if calls.Add(1) > 1 { // the probe is answered, the load is not
+					select {
+					case <-release:
+					case <-r.Context().Done():
+					}
+					return
+				}
+				h.ServeHTTP(w, r)
+			}))
+			defer ts.Close()
+			defer close(release)
+			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+			defer cancel()
+			_, err := loadgen.Run(ctx, loadgen.Target{URL: ts.URL}, &loadgen.Options{
+				Concurrency: 2, Duration: time.Minute, Tool: "echo", Args: json.RawMessage(`{"text":"x"}`), Era: loadgen.EraModern,
+				WorkerConns: own,
+			})
+			if err != context.DeadlineExceeded {
+				t.Errorf("err %v, want the context's", err)
+			}
+		})
 	}
 }
