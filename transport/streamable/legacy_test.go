@@ -1263,10 +1263,14 @@ func TestLegacyRequestOutlivesClient(t *testing.T) {
 	if err := <-errc; err == nil {
 		t.Fatal("the request succeeded though its client went away")
 	}
-	// The request goes on (on HTTP/1.x on the connection's goroutine, so
-	// the handler returns once it ends). Give the server a moment to see
-	// the client gone before the tool reports progress.
-	time.Sleep(200 * time.Millisecond)
+	// The request goes on, on a goroutine of its own; the handler returns
+	// once the server sees the client gone. Only then is the tool let
+	// report progress.
+	select {
+	case <-returned:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the handler did not return after its client left")
+	}
 	close(release)
 	select {
 	case got := <-outcome:
@@ -1275,11 +1279,6 @@ func TestLegacyRequestOutlivesClient(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the tool did not finish")
-	}
-	select {
-	case <-returned:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the handler did not return after its request ended")
 	}
 	if r := s.call(`{"jsonrpc":"2.0","id":51,"method":"ping"}`); r.Error != nil {
 		t.Errorf("ping after the abandoned request: %s", r.raw)
