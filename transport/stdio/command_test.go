@@ -161,17 +161,27 @@ func TestCommandCloseEscalates(t *testing.T) {
 		// Close returns after this many CloseWait periods
 		periods int
 	}{
-		{"sigterm", "exec sleep 60", syscall.SIGTERM, 1},
-		{"sigkill", `trap "" TERM; exec sleep 60`, syscall.SIGKILL, 2},
+		{"sigterm", "", syscall.SIGTERM, 1},
+		{"sigkill", `trap "" TERM`, syscall.SIGKILL, 2},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := stdio.Start("sh", []string{"-c", tc.script}, &stdio.CommandOptions{CloseWait: closeWait})
+			// The shell makes a file once its trap is set.
+			ready := filepath.Join(t.TempDir(), "ready")
+			script := fmt.Sprintf("%s\n: > '%s'; exec sleep 60", tc.script, ready)
+			c, err := stdio.Start("sh", []string{"-c", script}, &stdio.CommandOptions{CloseWait: closeWait})
 			if err != nil {
 				t.Fatal(err)
 			}
 			pid := c.PID()
-			time.Sleep(50 * time.Millisecond) // let the shell set its trap
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+				if _, err := os.Stat(ready); err == nil {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the shell did not start within 10s")
+				}
+			}
 			start := time.Now()
 			c.Close()
 			d := time.Since(start)
