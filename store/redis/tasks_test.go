@@ -179,7 +179,9 @@ func TestTaskStoreReclaimsExpired(t *testing.T) {
 // ends its lease at once; finished tasks are never touched.
 func TestTaskStoreLease(t *testing.T) {
 	p := redistest.Redis(t)
-	lease := 300 * time.Millisecond
+	// Renewed every third of a lease: a second leaves the renewal room for
+	// a loaded machine's stalls.
+	lease := time.Second
 	a := taskStore(t, openStore(t, p.URL()), &redis.TaskOptions{Lease: lease})
 	b := taskStore(t, openStore(t, p.URL()), &redis.TaskOptions{Lease: lease})
 	ctx := context.Background()
@@ -199,7 +201,7 @@ func TestTaskStoreLease(t *testing.T) {
 	create(a, "working", tasks.Working)
 	create(a, "waiting", tasks.InputRequired)
 	create(a, "done", tasks.Completed)
-	time.Sleep(3 * lease) // renewed meanwhile
+	time.Sleep(lease + lease/2) // past the first lease: renewed meanwhile
 	for id, want := range map[string]tasks.Status{"working": tasks.Working, "waiting": tasks.InputRequired, "done": tasks.Completed} {
 		if got, err := b.Get(ctx, id); err != nil || got.Status != want {
 			t.Fatalf("%s while its replica renews its lease: %+v, %v", id, got, err)
