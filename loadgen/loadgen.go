@@ -56,7 +56,8 @@ type Options struct {
 	// of through an http.Client's pool and the goroutines of its
 	// transport. The load generator then costs about as much per request
 	// as on stdio, which matters when an HTTP server is compared with a
-	// stdio one. Setup's requests still use the pool; a Target with its
+	// stdio one. Redirects are not followed (a 3xx counts as a failed
+	// request). Setup's requests still use the pool; a Target with its
 	// own HTTPClient, or an https URL, ignores it.
 	WorkerConns bool
 	// OnMeasure, if set, is called as the measured phase starts (after
