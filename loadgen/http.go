@@ -107,7 +107,7 @@ func (d *httpDriver) setup(ctx context.Context, era string) (string, error) {
 func (d *httpDriver) probe(ctx context.Context, h http.Header, modern bool) error {
 	id := d.ids.Add(1)
 	var buf bytes.Buffer
-	resp, _, err := d.post(ctx, d.v.appendRequest(nil, id, modern), h, id, &buf)
+	resp, _, err := d.post(ctx, nil, d.v.appendRequest(nil, id, modern), h, id, &buf)
 	if err != nil {
 		return err
 	}
@@ -119,7 +119,7 @@ func (d *httpDriver) probe(ctx context.Context, h http.Header, modern bool) erro
 func (d *httpDriver) initialize(ctx context.Context) (http.Header, error) {
 	id := d.ids.Add(1)
 	var buf bytes.Buffer
-	resp, session, err := d.post(ctx, initializeRequest(id), d.baseHeader(false, "", ""), id, &buf)
+	resp, session, err := d.post(ctx, nil, initializeRequest(id), d.baseHeader(false, "", ""), id, &buf)
 	if err != nil {
 		return nil, fmt.Errorf("loadgen: initialize: %w", err)
 	}
@@ -128,7 +128,7 @@ func (d *httpDriver) initialize(ctx context.Context) (http.Header, error) {
 		return nil, fmt.Errorf("loadgen: %w", err)
 	}
 	h := d.baseHeader(false, version, session)
-	if _, _, err := d.post(ctx, initializedNotification, h, 0, &buf); err != nil {
+	if _, _, err := d.post(ctx, nil, initializedNotification, h, 0, &buf); err != nil {
 		return nil, fmt.Errorf("loadgen: notifications/initialized: %w", err)
 	}
 	return h, nil
@@ -150,7 +150,7 @@ func (d *httpDriver) run(ctx context.Context, lim *limiter, st *stats) error {
 				id := d.ids.Add(1)
 				body := d.v.appendRequest(make([]byte, 0, len(d.v.modernTail)+24), id, d.modern)
 				start := time.Now()
-				resp, _, err := d.postWith(ctx, rt, body, h, id, &buf)
+				resp, _, err := d.post(ctx, rt, body, h, id, &buf)
 				if err == nil {
 					err = d.v.check(resp, id)
 				} else if ctx.Err() != nil {
@@ -163,13 +163,6 @@ func (d *httpDriver) run(ctx context.Context, lim *limiter, st *stats) error {
 	}
 	wg.Wait()
 	return ctx.Err()
-}
-
-// post sends body and returns the JSON-RPC response to id (from a JSON
-// body or an SSE stream) and the response's session id. For a
-// notification (id 0) it wants 202 Accepted and returns no message.
-func (d *httpDriver) post(ctx context.Context, body []byte, h http.Header, id int64, buf *bytes.Buffer) ([]byte, string, error) {
-	return d.postWith(ctx, nil, body, h, id, buf)
 }
 
 // workerTransport returns a worker's own connection to the endpoint, or
@@ -190,8 +183,11 @@ func (d *httpDriver) workerTransport() *connTransport {
 	return &connTransport{addr: host}
 }
 
-// postWith is post through rt (nil: the driver's client).
-func (d *httpDriver) postWith(ctx context.Context, rt http.RoundTripper, body []byte, h http.Header, id int64, buf *bytes.Buffer) ([]byte, string, error) {
+// post sends body through rt (nil: the driver's client) and returns the
+// JSON-RPC response to id (from a JSON body or an SSE stream) and the
+// response's session id. For a notification (id 0) it wants 202 Accepted
+// and returns no message.
+func (d *httpDriver) post(ctx context.Context, rt http.RoundTripper, body []byte, h http.Header, id int64, buf *bytes.Buffer) ([]byte, string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.t.URL, bytes.NewReader(body))
 	if err != nil {
 		return nil, "", err
