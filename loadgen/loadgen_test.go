@@ -327,3 +327,33 @@ func TestHTTPRunCancelled(t *testing.T) {
 		})
 	}
 }
+
+// TestHTTPWorkerConnsNoRedirect: a worker's own connection does not
+// follow a redirect; the request counts as failed.
+func TestHTTPWorkerConnsNoRedirect(t *testing.T) {
+	core := everything.New(nil)
+	defer core.Close()
+	h := streamable.NewHandler(core, nil)
+	var calls atomic.Int64
+	mux := http.NewServeMux()
+	mux.Handle("/elsewhere", h)
+	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) > 1 { // the probe is answered, the load is redirected
+			http.Redirect(w, r, "/elsewhere", http.StatusTemporaryRedirect)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+	ts := httptest.NewServer(mux)
+	defer ts.Close()
+	res, err := loadgen.Run(context.Background(), loadgen.Target{URL: ts.URL + "/mcp"}, &loadgen.Options{
+		Concurrency: 2, Requests: 10, Tool: "echo", Args: json.RawMessage(`{"text":"x"}`), Era: loadgen.EraModern,
+		WorkerConns: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests != 10 || res.Errors != 10 || !strings.Contains(res.FirstError, "307") {
+		t.Errorf("requests %d errors %d (%s), want 10 failed with 307", res.Requests, res.Errors, res.FirstError)
+	}
+}
