@@ -35,6 +35,15 @@ func newHTTP(t *testing.T) string {
 	return ts.URL
 }
 
+// newHandler is the everything-server's modern-era HTTP handler, for
+// tests that wrap it in a server of their own.
+func newHandler(t *testing.T) http.Handler {
+	t.Helper()
+	core := everything.New(nil)
+	t.Cleanup(func() { core.Close() })
+	return streamable.NewHandler(core, nil)
+}
+
 // newStdio serves the everything-server, both eras, over pipes; the
 // cleanup ends the stream and waits for Serve.
 func newStdio(t *testing.T) loadgen.Target {
@@ -256,9 +265,7 @@ func TestRunCancelled(t *testing.T) {
 // TestHTTPWorkerConnections: with WorkerConns, each worker keeps one
 // connection for its requests, and dials again when the server closes it.
 func TestHTTPWorkerConnections(t *testing.T) {
-	core := everything.New(nil)
-	defer core.Close()
-	h := streamable.NewHandler(core, nil)
+	h := newHandler(t)
 	var served atomic.Int64
 	var conns atomic.Int64
 	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -298,9 +305,7 @@ func TestHTTPRunCancelled(t *testing.T) {
 	for _, own := range []bool{true, false} {
 		t.Run(fmt.Sprint("WorkerConns=", own), func(t *testing.T) {
 			leakcheck.Check(t)
-			core := everything.New(nil)
-			defer core.Close()
-			h := streamable.NewHandler(core, nil)
+			h := newHandler(t)
 			release := make(chan struct{})
 			var calls atomic.Int64
 			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -331,9 +336,7 @@ func TestHTTPRunCancelled(t *testing.T) {
 // TestHTTPWorkerConnsNoRedirect: a worker's own connection does not
 // follow a redirect; the request counts as failed.
 func TestHTTPWorkerConnsNoRedirect(t *testing.T) {
-	core := everything.New(nil)
-	defer core.Close()
-	h := streamable.NewHandler(core, nil)
+	h := newHandler(t)
 	var calls atomic.Int64
 	mux := http.NewServeMux()
 	mux.Handle("/elsewhere", h)
