@@ -122,8 +122,11 @@
 // setting the statement made, the rest releases what a rollback keeps,
 // and when any of it fails ROLLBACK and DISCARD ALL reset the session (or
 // the connection is closed) before it is reused. Statements go through the
-// extended protocol, which refuses several statements at once. No SQL text
-// is inspected beyond counting SQLite's statements.
+// extended protocol, which refuses several statements at once, as the
+// session's unnamed statement: SQL cannot see, list or drop it, and a call
+// whose SQL is the previous call's on the same connection, with nothing
+// else written on it since, binds it again instead of parsing and planning
+// it anew. No SQL text is inspected beyond counting SQLite's statements.
 //
 // # The caller's identity
 //

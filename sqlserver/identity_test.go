@@ -108,7 +108,7 @@ func noteIDs(t *testing.T, s *server.Server, ctx context.Context) string {
 // and a statement cannot change the claims it is checked against.
 func TestPostgresCallerClaims(t *testing.T) {
 	rls := newRLSDatabase(t)
-	d, err := Open(context.Background(), &Options{DSN: rls.readerDSN, PollInterval: -1, CallerClaims: true})
+	d, err := Open(context.Background(), &Options{DSN: rls.readerDSN, PollInterval: -1, CallerClaims: true, MaxConcurrent: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestPostgresCallerClaims(t *testing.T) {
 // statement cannot take another role.
 func TestPostgresCallerRole(t *testing.T) {
 	rls := newRLSDatabase(t)
-	d, err := Open(context.Background(), &Options{DSN: rls.readerDSN, PollInterval: -1, RoleClaim: "sub",
+	d, err := Open(context.Background(), &Options{DSN: rls.readerDSN, PollInterval: -1, RoleClaim: "sub", MaxConcurrent: 1,
 		Roles: map[string]string{"alice": rls.aliceRole, "bob": rls.bobRole}})
 	if err != nil {
 		t.Fatal(err)

@@ -29,9 +29,10 @@ import (
 // and DISCARD ALL resets the session when that fails, so the next call
 // finds the connection as it was opened. Writes (the writer's pool) get
 // the limits with SET LOCAL and DISCARD ALL after each. Statements from tools go
-// through the extended protocol, which takes exactly one statement, with
-// no server-side statement cache (a statement may DEALLOCATE, DISCARD
-// resets). A cancelled context sends the server a cancel request, so the
+// through the extended protocol, which takes exactly one statement, as the
+// session's unnamed statement, which SQL cannot see, list or drop: a call
+// whose SQL is the previous call's on that connection binds it again
+// (pgSession). A cancelled context sends the server a cancel request, so the
 // backend stops working too. A message from the server larger than
 // maxBodyLen ends the connection instead of being read into memory.
 type postgresDialect struct {
@@ -72,14 +73,16 @@ func pgConfig(dsn string, readOnly bool, maxBodyLen int) (*pgx.ConnConfig, error
 	}
 	if readOnly {
 		cfg.RuntimeParams["default_transaction_read_only"] = "on"
+		cfg.DialFunc = dialSessions(cfg.DialFunc) // see pgSession
 	}
 	if cfg.RuntimeParams["application_name"] == "" {
 		cfg.RuntimeParams["application_name"] = "mcpkit-sql"
 	}
 	cfg.BuildContextWatcherHandler = cancelBackend
-	// One round trip, no named statements: nothing a DISCARD ALL (or a
-	// statement's own DEALLOCATE) could invalidate, and arbitrary SQL
-	// from tools is not cached.
+	// pgx's own statement cache is off: a named statement would outlive
+	// its call and show its SQL in pg_prepared_statements, and DISCARD
+	// ALL or a statement's own DEALLOCATE would invalidate it. The query
+	// tool keeps only the unnamed statement (pgSession).
 	cfg.DefaultQueryExecMode = pgx.QueryExecModeExec
 	cfg.BuildFrontend = func(r io.Reader, w io.Writer) *pgproto3.Frontend {
 		f := pgproto3.NewFrontend(r, w)

@@ -1,0 +1,103 @@
+package sqlserver
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/stdlib"
+)
+
+// onConn runs fn with the read-only pool's single connection's pipeline.
+func onConn(t *testing.T, d *DB, fn func(run func(query string, args ...any) (*queryResult, bool), other func(sql string))) {
+	t.Helper()
+	p := d.dialect.(postgresDialect)
+	c, err := d.ro.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	err = c.Raw(func(dc any) error {
+		pc := dc.(*stdlib.Conn).Conn()
+		if sessionOf(pc.PgConn()) == nil {
+			t.Fatal("a read-only connection has no pgSession")
+		}
+		run := func(query string, args ...any) (*queryResult, bool) {
+			t.Helper()
+			res, end, reused, err := p.pipeline(context.Background(), pc, query, args, scanLimits{maxRows: 10, maxBytes: 1 << 20}, nil, true)
+			if err != nil || end != pgClean {
+				t.Fatalf("%s: end %d, %v", query, end, err)
+			}
+			return res, reused
+		}
+		other := func(sql string) {
+			t.Helper()
+			if _, err := pc.PgConn().ExecParams(context.Background(), sql, [][]byte{[]byte("1")}, nil, nil, nil).Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		fn(run, other)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPostgresStatementReuse: a call whose SQL is the previous call's on
+// the connection binds the unnamed statement again; anything else written
+// on the connection in between, or other SQL, parses afresh — and every
+// call answers its own SQL.
+func TestPostgresStatementReuse(t *testing.T) {
+	e := postgresEnv(t)
+	d, _ := e.open(t, func(o *Options) { o.MaxConcurrent = 1 })
+	const byID = "SELECT name FROM t WHERE id = $1"
+	cell := func(res *queryResult) string { return string(res.Rows[0]) }
+	onConn(t, d, func(run func(string, ...any) (*queryResult, bool), other func(string)) {
+		if res, reused := run(byID, 1); reused || cell(res) != `["one"]` {
+			t.Errorf("first call: reused %v, %s", reused, cell(res))
+		}
+		if res, reused := run(byID, 2); !reused || cell(res) != `["two"]` {
+			t.Errorf("same SQL again: reused %v, %s", reused, cell(res))
+		}
+		// The unnamed statement replaced by someone else's, of as many
+		// parameters: binding it would answer 'other'.
+		other("SELECT 'other' WHERE $1::int IS NOT NULL")
+		if res, reused := run(byID, 3); reused || cell(res) != `["three"]` {
+			t.Errorf("after another statement on the connection: reused %v, %s", reused, cell(res))
+		}
+		if res, reused := run("SELECT id FROM t WHERE name = $1", "two"); reused || cell(res) != `[2]` {
+			t.Errorf("other SQL: reused %v, %s", reused, cell(res))
+		}
+		if res, reused := run(byID, 1); reused || cell(res) != `["one"]` {
+			t.Errorf("back to the first SQL: reused %v, %s", reused, cell(res))
+		}
+	})
+}
+
+// TestPostgresStatementReuseAfterChange: a table whose columns changed
+// between two calls of the same SQL is read as it is now.
+func TestPostgresStatementReuseAfterChange(t *testing.T) {
+	e := postgresEnv(t)
+	_, s := e.open(t, func(o *Options) { o.MaxConcurrent = 1 })
+	first := decodeQuery(t, callTool(t, s, "query", map[string]any{"sql": "SELECT * FROM t ORDER BY id"}))
+	mustExec(t, e.write, "ALTER TABLE t ADD COLUMN extra integer DEFAULT 7")
+	again := decodeQuery(t, callTool(t, s, "query", map[string]any{"sql": "SELECT * FROM t ORDER BY id"}))
+	if len(first.Columns) != 2 || len(again.Columns) != 3 || again.Rows[0][2] != float64(7) {
+		t.Errorf("columns before %v, after %v (row %v)", first.Columns, again.Columns, again.Rows[0])
+	}
+}
+
+// TestPostgresCopyOut: COPY ... TO STDOUT is refused by name, and the
+// connection serves the next call.
+func TestPostgresCopyOut(t *testing.T) {
+	e := postgresEnv(t)
+	_, s := e.open(t, func(o *Options) { o.MaxConcurrent = 1 })
+	r, rpcErr := handle(t, context.Background(), s, nil, "tools/call", map[string]any{"name": "query", "arguments": map[string]any{"sql": "COPY t TO STDOUT"}})
+	if rpcErr != nil || !r.IsError || !strings.Contains(r.text(), "COPY ... TO STDOUT") {
+		t.Fatalf("COPY TO STDOUT: %+v %v", r, rpcErr)
+	}
+	if q := decodeQuery(t, callTool(t, s, "query", map[string]any{"sql": "SELECT count(*) FROM t"})); q.Rows[0][0] != float64(3) {
+		t.Errorf("the next call: %v", q.Rows)
+	}
+}
