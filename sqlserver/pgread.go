@@ -144,8 +144,9 @@ func isStalePlan(err error) bool {
 // search_path re-plans it; a changed result type is refused, and run
 // parses it again). Nothing of it reaches another call: SQL cannot name,
 // execute or list the unnamed statement (pg_prepared_statements shows
-// named ones only, and DEALLOCATE ALL leaves it), and it is bound again
-// only for the very same SQL. The envelope's own statements are named so
+// named ones only, and DEALLOCATE ALL leaves it), a call with other SQL
+// replaces it (PostgreSQL drops it at the Parse, before that SQL runs),
+// and it is bound again only for the very same SQL. The envelope's own statements are named so
 // that they do not replace it.
 //
 // The record is trusted only while nothing else has been written on the
