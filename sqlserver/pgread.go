@@ -126,11 +126,10 @@ func (p postgresDialect) runOn(ctx context.Context, db *sql.DB, query string, ar
 }
 
 // isStalePlan reports PostgreSQL refusing a statement prepared before a
-// change to what it reads ("cached plan must not change result type"),
-// or an unnamed statement that is not there.
+// change to what it reads ("cached plan must not change result type").
 func isStalePlan(err error) bool {
 	var pe *pgconn.PgError
-	return errors.As(err, &pe) && (pe.Code == "0A000" && strings.Contains(pe.Message, "cached plan") || pe.Code == "26000")
+	return errors.As(err, &pe) && pe.Code == "0A000" && strings.Contains(pe.Message, "cached plan")
 }
 
 // pgSession is the network connection of a read-only PostgreSQL session,
