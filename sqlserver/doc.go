@@ -126,7 +126,9 @@
 // session's unnamed statement: SQL cannot see, list or drop it, and a call
 // whose SQL is the previous call's on the same connection, with nothing
 // else written on it since, binds it again instead of parsing and planning
-// it anew. No SQL text is inspected beyond counting SQLite's statements.
+// it anew — on sessions whose backend is their own, never behind a
+// transaction pooler. No SQL text is inspected beyond counting SQLite's
+// statements.
 //
 // # The caller's identity
 //

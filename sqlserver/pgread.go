@@ -57,7 +57,8 @@ import (
 // its startup values, or discards the connection.
 
 // pgReadTail is what follows the statement in a read's pipeline.
-var pgReadTail = []string{"ROLLBACK", "SELECT pg_advisory_unlock_all()", "DEALLOCATE ALL"}
+// Its SELECT also names the backend that ran the pipeline (pgSession).
+var pgReadTail = []string{"ROLLBACK", "SELECT pg_advisory_unlock_all(), pg_backend_pid()", "DEALLOCATE ALL"}
 
 // query runs one tool statement on a connection of db (see above) and
 // encodes its rows as the answer needs them.
@@ -88,7 +89,7 @@ func (p postgresDialect) query(ctx context.Context, db *sql.DB, query string, ar
 // once more, parsed afresh.
 func (p postgresDialect) run(ctx context.Context, db *sql.DB, query string, args []any, lim scanLimits, read *atomic.Int64) (*queryResult, error) {
 	res, reused, err := p.runOn(ctx, db, query, args, lim, read, true)
-	if reused && isStalePlan(err) {
+	if reused && (isStalePlan(err) || errors.Is(err, errOtherBackend)) {
 		res, _, err = p.runOn(ctx, db, query, args, lim, read, false)
 	}
 	return res, err
@@ -153,11 +154,22 @@ func isStalePlan(err error) bool {
 // the network (below TLS), so any other use of the session — a ping,
 // endPostgres, a schema read, a type name asked — makes the next call
 // parse again. A record is left only by a pipeline that ran to its end.
+//
+// And only on a session that is one backend from start to end: behind a
+// transaction pooler (PgBouncer, Supavisor, ...) consecutive calls may
+// reach different backends, and the unnamed statement there is someone
+// else's. checkBackend, run as each read-only connection opens, allows
+// reuse only when the backend that answers is the one the startup named
+// (BackendKeyData's PID, which poolers make up); and every pipeline's
+// tail names the backend it ran on, so that a bound-again statement that
+// ran anywhere else has its result dropped, the session never binds
+// again, and the call runs once more parsed (errOtherBackend).
 type pgSession struct {
 	net.Conn
-	writes atomic.Uint64
-	sql    string // the SQL of the unnamed statement, while at == writes
-	at     uint64
+	writes  atomic.Uint64
+	backend uint32 // the backend's PID, once checkBackend found it the session's; 0: never reuse
+	sql     string // the SQL of the unnamed statement, while at == writes
+	at      uint64
 }
 
 func (s *pgSession) Write(b []byte) (int, error) {
@@ -167,7 +179,32 @@ func (s *pgSession) Write(b []byte) (int, error) {
 
 // holds reports whether the unnamed statement is query's.
 func (s *pgSession) holds(query string) bool {
-	return s.sql != "" && s.sql == query && s.at == s.writes.Load()
+	return s.backend != 0 && s.sql != "" && s.sql == query && s.at == s.writes.Load()
+}
+
+// errOtherBackend: a pipeline ran on another backend than its session's.
+var errOtherBackend = errors.New("sqlserver: the statement ran on another PostgreSQL backend than its session's")
+
+// checkBackend is the read-only pool's AfterConnect: it lets the session
+// bind statements again only if the backend answering is the one its
+// startup named (see pgSession).
+func checkBackend(ctx context.Context, pg *pgconn.PgConn) error {
+	s := sessionOf(pg)
+	if s == nil {
+		return nil
+	}
+	var pid uint64
+	rr := pg.ExecParams(ctx, "SELECT pg_backend_pid()", nil, nil, nil, nil)
+	for rr.NextRow() {
+		pid, _ = strconv.ParseUint(string(rr.Values()[0]), 10, 32)
+	}
+	if _, err := rr.Close(); err != nil {
+		return err
+	}
+	if pid != 0 && uint32(pid) == pg.PID() {
+		s.backend = uint32(pid)
+	}
+	return nil
 }
 
 // keep records query as the unnamed statement's, as of now.
@@ -302,6 +339,7 @@ func (p postgresDialect) pipeline(ctx context.Context, pc *pgx.Conn, query strin
 		res     *queryResult
 		cut     bool // a limit or a COPY ended the statement's rows
 		failure error
+		backend uint64 // the PID the tail's SELECT names
 	)
 	for {
 		msg, err := pg.ReceiveMessage(context.Background())
@@ -314,7 +352,10 @@ func (p postgresDialect) pipeline(ctx context.Context, pc *pgx.Conn, query strin
 				res = enc.start(m.Fields, lim, read)
 			}
 		case *pgproto3.DataRow:
-			if done == stmt && res != nil && !cut && !enc.row(m.Values) {
+			switch {
+			case done == stmt+2 && len(m.Values) == 2: // the tail's SELECT
+				backend, _ = strconv.ParseUint(string(m.Values[1]), 10, 32)
+			case done == stmt && res != nil && !cut && !enc.row(m.Values):
 				cut = true
 				cancel()
 			}
@@ -345,6 +386,12 @@ func (p postgresDialect) pipeline(ctx context.Context, pc *pgx.Conn, query strin
 				return res, pgDirty, reused, nil
 			}
 			if sess != nil {
+				if uint32(backend) != sess.backend {
+					sess.backend = 0 // never again on this session
+					if reused {
+						return nil, pgClean, reused, errOtherBackend
+					}
+				}
 				sess.keep(query)
 			}
 			return res, pgClean, reused, nil

@@ -2,6 +2,7 @@ package sqlserver
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -73,6 +74,52 @@ func TestPostgresStatementReuse(t *testing.T) {
 			t.Errorf("back to the first SQL: reused %v, %s", reused, cell(res))
 		}
 	})
+}
+
+// TestPostgresStatementReuseOtherBackend: a session checked as its own
+// backend binds again; a bound-again statement whose pipeline names
+// another backend than the session's (what a transaction pooler would do)
+// has its result dropped, and the session parses from then on.
+func TestPostgresStatementReuseOtherBackend(t *testing.T) {
+	e := postgresEnv(t)
+	d, _ := e.open(t, func(o *Options) { o.MaxConcurrent = 1 })
+	p := d.dialect.(postgresDialect)
+	const byID = "SELECT name FROM t WHERE id = $1"
+	c, err := d.ro.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	err = c.Raw(func(dc any) error {
+		pc := dc.(*stdlib.Conn).Conn()
+		sess := sessionOf(pc.PgConn())
+		if sess.backend == 0 || sess.backend != pc.PgConn().PID() {
+			t.Fatalf("a direct session's backend is %d, its PID %d", sess.backend, pc.PgConn().PID())
+		}
+		lim := scanLimits{maxRows: 10, maxBytes: 1 << 20}
+		call := func(id int) (*queryResult, bool, error) {
+			res, _, reused, err := p.pipeline(context.Background(), pc, byID, []any{id}, lim, nil, true)
+			return res, reused, err
+		}
+		if _, _, err := call(1); err != nil {
+			t.Fatal(err)
+		}
+		real := sess.backend
+		sess.backend = real + 1 // as if the session's backend were another
+		if res, reused, err := call(2); !reused || !errors.Is(err, errOtherBackend) || res != nil {
+			t.Errorf("bound again on another backend: reused %v, %v, %v", reused, res, err)
+		}
+		if sess.backend != 0 {
+			t.Errorf("the session still binds again (backend %d)", sess.backend)
+		}
+		if res, reused, err := call(3); err != nil || reused || string(res.Rows[0]) != `["three"]` {
+			t.Errorf("after: reused %v, %v, %v", reused, res, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestPostgresStatementReuseAfterChange: a table whose columns changed

@@ -74,6 +74,7 @@ func pgConfig(dsn string, readOnly bool, maxBodyLen int) (*pgx.ConnConfig, error
 	if readOnly {
 		cfg.RuntimeParams["default_transaction_read_only"] = "on"
 		cfg.DialFunc = dialSessions(cfg.DialFunc) // see pgSession
+		cfg.AfterConnect = checkBackend
 	}
 	if cfg.RuntimeParams["application_name"] == "" {
 		cfg.RuntimeParams["application_name"] = "mcpkit-sql"
