@@ -199,6 +199,10 @@ func checkBackend(ctx context.Context, pg *pgconn.PgConn) error {
 		pid, _ = strconv.ParseUint(string(rr.Values()[0]), 10, 32)
 	}
 	if _, err := rr.Close(); err != nil {
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) {
+			return nil // refused by the database: the session parses every call
+		}
 		return err
 	}
 	if pid != 0 && uint32(pid) == pg.PID() {
