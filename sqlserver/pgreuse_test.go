@@ -3,16 +3,17 @@ package sqlserver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 )
 
-// onConn runs fn with the read-only pool's single connection's pipeline.
-func onConn(t *testing.T, d *DB, fn func(run func(query string, args ...any) (*queryResult, bool), other func(sql string))) {
+// onConn runs fn on a connection of d's read-only pool.
+func onConn(t *testing.T, d *DB, fn func(pc *pgx.Conn)) {
 	t.Helper()
-	p := d.dialect.(postgresDialect)
 	c, err := d.ro.Conn(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -23,26 +24,22 @@ func onConn(t *testing.T, d *DB, fn func(run func(query string, args ...any) (*q
 		if sessionOf(pc.PgConn()) == nil {
 			t.Fatal("a read-only connection has no pgSession")
 		}
-		run := func(query string, args ...any) (*queryResult, bool) {
-			t.Helper()
-			res, end, reused, err := p.pipeline(context.Background(), pc, query, args, scanLimits{maxRows: 10, maxBytes: 1 << 20}, nil, true)
-			if err != nil || end != pgClean {
-				t.Fatalf("%s: end %d, %v", query, end, err)
-			}
-			return res, reused
-		}
-		other := func(sql string) {
-			t.Helper()
-			if _, err := pc.PgConn().ExecParams(context.Background(), sql, [][]byte{[]byte("1")}, nil, nil, nil).Close(); err != nil {
-				t.Fatal(err)
-			}
-		}
-		fn(run, other)
+		fn(pc)
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// pipe runs query's pipeline on pc, statements bound again allowed.
+func pipe(d *DB, pc *pgx.Conn, query string, args ...any) (*queryResult, bool, error) {
+	res, end, reused, err := d.dialect.(postgresDialect).pipeline(context.Background(), pc, query, args,
+		scanLimits{maxRows: 10, maxBytes: 1 << 20}, nil, true)
+	if err == nil && end != pgClean {
+		err = fmt.Errorf("the pipeline ended %d", end)
+	}
+	return res, reused, err
 }
 
 // TestPostgresStatementReuse: a call whose SQL is the previous call's on
@@ -54,7 +51,21 @@ func TestPostgresStatementReuse(t *testing.T) {
 	d, _ := e.open(t, func(o *Options) { o.MaxConcurrent = 1 })
 	const byID = "SELECT name FROM t WHERE id = $1"
 	cell := func(res *queryResult) string { return string(res.Rows[0]) }
-	onConn(t, d, func(run func(string, ...any) (*queryResult, bool), other func(string)) {
+	onConn(t, d, func(pc *pgx.Conn) {
+		run := func(query string, args ...any) (*queryResult, bool) {
+			t.Helper()
+			res, reused, err := pipe(d, pc, query, args...)
+			if err != nil {
+				t.Fatalf("%s: %v", query, err)
+			}
+			return res, reused
+		}
+		other := func(sql string) {
+			t.Helper()
+			if _, err := pc.PgConn().ExecParams(context.Background(), sql, [][]byte{[]byte("1")}, nil, nil, nil).Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
 		if res, reused := run(byID, 1); reused || cell(res) != `["one"]` {
 			t.Errorf("first call: reused %v, %s", reused, cell(res))
 		}
@@ -83,24 +94,13 @@ func TestPostgresStatementReuse(t *testing.T) {
 func TestPostgresStatementReuseOtherBackend(t *testing.T) {
 	e := postgresEnv(t)
 	d, _ := e.open(t, func(o *Options) { o.MaxConcurrent = 1 })
-	p := d.dialect.(postgresDialect)
 	const byID = "SELECT name FROM t WHERE id = $1"
-	c, err := d.ro.Conn(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	err = c.Raw(func(dc any) error {
-		pc := dc.(*stdlib.Conn).Conn()
+	onConn(t, d, func(pc *pgx.Conn) {
 		sess := sessionOf(pc.PgConn())
 		if sess.backend == 0 || sess.backend != pc.PgConn().PID() {
 			t.Fatalf("a direct session's backend is %d, its PID %d", sess.backend, pc.PgConn().PID())
 		}
-		lim := scanLimits{maxRows: 10, maxBytes: 1 << 20}
-		call := func(id int) (*queryResult, bool, error) {
-			res, _, reused, err := p.pipeline(context.Background(), pc, byID, []any{id}, lim, nil, true)
-			return res, reused, err
-		}
+		call := func(id int) (*queryResult, bool, error) { return pipe(d, pc, byID, id) }
 		if _, _, err := call(1); err != nil {
 			t.Fatal(err)
 		}
@@ -115,11 +115,7 @@ func TestPostgresStatementReuseOtherBackend(t *testing.T) {
 		if res, reused, err := call(3); err != nil || reused || string(res.Rows[0]) != `["three"]` {
 			t.Errorf("after: reused %v, %v, %v", reused, res, err)
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 // TestPostgresStatementReuseAfterChange: a table whose columns changed
