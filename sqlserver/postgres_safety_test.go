@@ -113,6 +113,7 @@ func TestPostgresNoLastingEffects(t *testing.T) {
 		"SELECT pg_advisory_lock_shared(4243)",
 		"SELECT set_config('work_mem', '1MB', false)",
 		"PREPARE kept AS SELECT 1",
+		"PREPARE mcpkit_rollback AS SELECT 1", // the name of one of the envelope's own
 		"LISTEN somewhere",
 	} {
 		callTool(t, s, "query", map[string]any{"sql": q})
