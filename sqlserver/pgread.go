@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,9 +55,12 @@ import (
 // endPostgres rolls back and runs DISCARD ALL, which resets the session to
 // its startup values, or discards the connection.
 
-// pgReadTail is what follows the statement in a read's pipeline.
-// Its SELECT also names the backend that ran the pipeline (pgSession).
+// pgReadTail is what follows the statement in a read's pipeline. Its
+// SELECT, at pgTailSelect, also names the backend that ran the pipeline
+// (pgSession).
 var pgReadTail = []string{"ROLLBACK", "SELECT pg_advisory_unlock_all(), pg_backend_pid()", "DEALLOCATE ALL"}
+
+const pgTailSelect = 1
 
 // query runs one tool statement on a connection of db (see above) and
 // encodes its rows as the answer needs them.
@@ -214,9 +216,6 @@ func checkBackend(ctx context.Context, pg *pgconn.PgConn) error {
 // keep records query as the unnamed statement's, as of now.
 func (s *pgSession) keep(query string) { s.sql, s.at = query, s.writes.Load() }
 
-// forget drops the record.
-func (s *pgSession) forget() { s.sql = "" }
-
 // sessionOf returns pg's pgSession, under TLS or not; nil when it has
 // none.
 func sessionOf(pg *pgconn.PgConn) *pgSession {
@@ -278,8 +277,12 @@ func pgExecClose(name, sql string) []pgproto3.FrontendMessage {
 // The envelope's messages, made once: sending only reads them.
 var (
 	pgBeginMsgs = pgExecClose("mcpkit_begin", "BEGIN READ ONLY")
-	pgTailMsgs  = slices.Concat(pgExec("mcpkit_rollback", pgReadTail[0]), pgExec("mcpkit_unlock", pgReadTail[1]),
-		pgExec("mcpkit_deallocate", pgReadTail[2]))
+	pgTailMsgs  = func() (m []pgproto3.FrontendMessage) {
+		for i, name := range []string{"mcpkit_rollback", "mcpkit_unlock", "mcpkit_deallocate"} {
+			m = append(m, pgExec(name, pgReadTail[i])...)
+		}
+		return m
+	}()
 )
 
 // pgSend appends msgs to f's buffer.
@@ -303,11 +306,10 @@ func (p postgresDialect) pipeline(ctx context.Context, pc *pgx.Conn, query strin
 	if pg.IsClosed() || pg.IsBusy() || pg.TxStatus() != 'I' {
 		return nil, pgBroken, false, errors.New("sqlserver: a PostgreSQL connection was not idle")
 	}
+	// The pipeline's own write ends the session's record; a clean end
+	// makes a new one.
 	sess := sessionOf(pg)
-	if sess != nil {
-		reused = reuse && sess.holds(query)
-		sess.forget() // until this pipeline has run to its end
-	}
+	reused = reuse && sess != nil && sess.holds(query)
 	id, _ := identityFrom(ctx)
 	setup := id.statements()
 	f := pg.Frontend()
@@ -357,7 +359,7 @@ func (p postgresDialect) pipeline(ctx context.Context, pc *pgx.Conn, query strin
 			}
 		case *pgproto3.DataRow:
 			switch {
-			case done == stmt+2 && len(m.Values) == 2: // the tail's SELECT
+			case done == stmt+1+pgTailSelect && len(m.Values) == 2:
 				backend, _ = strconv.ParseUint(string(m.Values[1]), 10, 32)
 			case done == stmt && res != nil && !cut && !enc.row(m.Values):
 				cut = true
