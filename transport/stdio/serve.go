@@ -130,6 +130,7 @@ type call struct {
 	cancel context.CancelFunc
 	msg    *jsonrpc.Message
 	sess   transport.Session // the request's legacy session, or nil
+	late   bool              // read after sess ended: answered (refused), not abandoned with it
 	batch  *batch            // the batch the request came in, or nil
 	origin *origin           // the message of a MessageReader it came in, or nil
 	charge int64             // the bytes taken from the budget for the request
@@ -501,6 +502,16 @@ func (c *conn) start(ctx context.Context, msg *jsonrpc.Message, kind transport.K
 		c.reply(b, jsonrpc.AppendError(nil, msg.ID, errBusyBytes))
 		return
 	}
+	if sess != nil {
+		// Decided under c.mu, which cancelSession takes only after the
+		// session's Done is closed: a request registered before that is
+		// abandoned with the session, one read after it is answered.
+		select {
+		case <-sess.Done():
+			cl.late = true
+		default:
+		}
+	}
 	alone := len(c.inflight) == 0
 	c.inflight[msg.ID] = cl
 	c.calls.Add(1)
@@ -606,7 +617,7 @@ func (c *conn) cancelSession(sess transport.Session) {
 	c.mu.Lock()
 	var ended []*call
 	for _, cl := range c.inflight {
-		if cl.sess == sess {
+		if cl.sess == sess && !cl.late {
 			ended = append(ended, cl)
 		}
 	}
