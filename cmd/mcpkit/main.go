@@ -43,6 +43,10 @@ type env struct {
 	// tel traces and measures the MCP traffic when the OTEL_EXPORTER_OTLP_*
 	// variables ask for export (see startTelemetry); nil otherwise.
 	tel *otel.Telemetry
+	// setProcs sets GOMAXPROCS unless the environment chose it, and
+	// reports whether it did; nil (in tests, which share one process)
+	// leaves it alone.
+	setProcs func(n int) bool
 }
 
 // isTerminal reports whether f is a character device other than the null
@@ -62,6 +66,7 @@ func main() {
 	e := &env{
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
 		StdinTTY: isTerminal(os.Stdin), StdoutTTY: isTerminal(os.Stdout), StderrTTY: isTerminal(os.Stderr),
+		setProcs: setProcs,
 	}
 	// The context ends at the first interrupt; a second one kills the
 	// process the usual way.
