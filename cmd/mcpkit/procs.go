@@ -13,20 +13,24 @@ import (
 )
 
 // sqlProcs returns how many Ps (GOMAXPROCS) serve sql runs with when Go's
-// default would be procs: 1 where every database served is a PostgreSQL on
-// this host and the host gives the process two CPUs; 0 (keep the default)
-// otherwise.
+// default would be procs: 1 when it serves HTTP, the host gives the
+// process two CPUs and every database served is a PostgreSQL on this host;
+// 0 (keep the default) otherwise.
 //
 // There, PostgreSQL's backends need the second CPU: every goroutine that
 // wakes with an idle P makes Go wake a second thread, which spins and sleeps
-// again on the CPU the database was about to use, and net/http wakes three
-// per HTTP request. Measured (docs/performance.md, "One P on a two-CPU host
-// shared with PostgreSQL"): HTTP point lookups 33% faster at c=1, the
-// server's CPU per call down by a third; stdio at c=16 6-12% slower. With
-// more CPUs the second thread finds a CPU of its own, and with SQLite the
-// database's work is this process's own: the default stays.
-func sqlProcs(served []sqlserver.Options, procs int) int {
-	if procs != 2 || len(served) == 0 {
+// again on the CPU the database was about to use — net/http wakes three per
+// request (its background read) — and the collector's idle mark workers
+// take that CPU while a large answer is built. Measured
+// (docs/performance.md, "One P on a two-CPU host shared with PostgreSQL"):
+// over HTTP every cell faster, point lookups at c=1 by a third or more.
+// stdio keeps the default: its reader blocks in read(2) on the pipe, and
+// with one P the other goroutines wait for the runtime to take the P back
+// (6-21% slower at c=16). With more CPUs the second thread finds a CPU of
+// its own, and with SQLite the database's work is this process's own: the
+// default stays.
+func sqlProcs(served []sqlserver.Options, overHTTP bool, procs int) int {
+	if !overHTTP || procs != 2 || len(served) == 0 {
 		return 0
 	}
 	for i := range served {
@@ -39,8 +43,8 @@ func sqlProcs(served []sqlserver.Options, procs int) int {
 
 // chooseProcs applies sqlProcs through e.setProcs (procs is Go's current
 // GOMAXPROCS) and says so on stderr when it changed it.
-func chooseProcs(e *env, served []sqlserver.Options, procs int) {
-	n := sqlProcs(served, procs)
+func chooseProcs(e *env, served []sqlserver.Options, overHTTP bool, procs int) {
+	n := sqlProcs(served, overHTTP, procs)
 	if n == 0 || e.setProcs == nil || !e.setProcs(n) {
 		return
 	}

@@ -7,8 +7,9 @@ import (
 	"github.com/mcpkit/mcpkit/sqlserver"
 )
 
-// TestSQLProcs: one P only where every database served is a PostgreSQL on
-// this host and Go would use two; Go's default everywhere else.
+// TestSQLProcs: one P only over HTTP, where every database served is a
+// PostgreSQL on this host and Go would use two; Go's default everywhere
+// else.
 func TestSQLProcs(t *testing.T) {
 	pg := func(dsns ...string) []sqlserver.Options {
 		var o []sqlserver.Options
@@ -40,8 +41,11 @@ func TestSQLProcs(t *testing.T) {
 		{"nothing served", nil, 2, 0},
 	}
 	for _, c := range cases {
-		if got := sqlProcs(c.served, c.procs); got != c.want {
+		if got := sqlProcs(c.served, true, c.procs); got != c.want {
 			t.Errorf("%s: sqlProcs = %d, want %d", c.name, got, c.want)
+		}
+		if got := sqlProcs(c.served, false, c.procs); got != 0 {
+			t.Errorf("%s over stdio: sqlProcs = %d, want 0 (Go's default)", c.name, got)
 		}
 	}
 }
@@ -55,14 +59,16 @@ func TestChooseProcs(t *testing.T) {
 		name   string
 		accept bool
 		hook   bool
+		http   bool
 		procs  int
 		want   int // what setProcs was asked for; 0: not called
 		line   bool
 	}{
-		{"applied", true, true, 2, 1, true},
-		{"the environment chose", false, true, 2, 1, false},
-		{"no hook", true, false, 2, 0, false},
-		{"four CPUs", true, true, 4, 0, false},
+		{"applied", true, true, true, 2, 1, true},
+		{"the environment chose", false, true, true, 2, 1, false},
+		{"no hook", true, false, true, 2, 0, false},
+		{"four CPUs", true, true, true, 4, 0, false},
+		{"stdio", true, true, false, 2, 0, false},
 	} {
 		var stderr strings.Builder
 		asked := 0
@@ -70,7 +76,7 @@ func TestChooseProcs(t *testing.T) {
 		if c.hook {
 			e.setProcs = func(n int) bool { asked = n; return c.accept }
 		}
-		chooseProcs(e, local, c.procs)
+		chooseProcs(e, local, c.http, c.procs)
 		if asked != c.want {
 			t.Errorf("%s: setProcs(%d), want %d", c.name, asked, c.want)
 		}

@@ -217,7 +217,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		}
 		opened = append(opened, d)
 	}
-	chooseProcs(e, served, runtime.GOMAXPROCS(0))
+	chooseProcs(e, served, !*useStdio, runtime.GOMAXPROCS(0))
 	coreOpts := &server.Options{
 		Instructions:                 "A SQL database. Read the schema resources (or describe_table), then answer questions with the query tool; the ask prompt builds a question for a model.",
 		Logger:                       logger,
