@@ -2,13 +2,11 @@ package sqlserver
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
-	"github.com/mcpkit/mcpkit/protocol"
 )
 
 // BenchmarkPostgresQuery measures a query tool call served in process
@@ -21,15 +19,9 @@ func BenchmarkPostgresQuery(b *testing.B) {
 	e := postgresEnv(b)
 	_, s := e.open(b, nil)
 	request := func(b *testing.B, sql string) *jsonrpc.Message {
-		params, err := json.Marshal(map[string]any{
-			"name":      "query",
-			"arguments": map[string]any{"sql": sql, "max_rows": 1000},
-			"_meta":     map[string]any{protocol.MetaProtocolVersion: "2026-07-28", protocol.MetaClientCapabilities: json.RawMessage(elicitCaps)},
+		return requestMessage(b, "tools/call", map[string]any{
+			"name": "query", "arguments": map[string]any{"sql": sql, "max_rows": 1000},
 		})
-		if err != nil {
-			b.Fatal(err)
-		}
-		return &jsonrpc.Message{ID: jsonrpc.IntID(1), Method: "tools/call", Params: params}
 	}
 	for _, bc := range []struct{ name, sql string }{
 		{"point", "SELECT * FROM t WHERE id = 2"},

@@ -109,8 +109,9 @@ func (r *wireResult) text() string {
 	return strings.Join(parts, "\n")
 }
 
-// handle sends one request to s with a modern _meta and decodes the result.
-func handle(t testing.TB, ctx context.Context, s *server.Server, n *collector, method string, params map[string]any) (*wireResult, *jsonrpc.Error) {
+// requestMessage is a request of the 2026-07-28 era: params with the
+// _meta every request carries (a "progressToken" member goes into it).
+func requestMessage(t testing.TB, method string, params map[string]any) *jsonrpc.Message {
 	t.Helper()
 	p := map[string]any{}
 	for k, v := range params {
@@ -129,10 +130,16 @@ func handle(t testing.TB, ctx context.Context, s *server.Server, n *collector, m
 	if err != nil {
 		t.Fatal(err)
 	}
+	return &jsonrpc.Message{ID: jsonrpc.IntID(1), Method: method, Params: b}
+}
+
+// handle sends one request to s with a modern _meta and decodes the result.
+func handle(t testing.TB, ctx context.Context, s *server.Server, n *collector, method string, params map[string]any) (*wireResult, *jsonrpc.Error) {
+	t.Helper()
 	if n == nil {
 		n = &collector{}
 	}
-	resp := serveOne(s, ctx, &jsonrpc.Message{ID: jsonrpc.IntID(1), Method: method, Params: b}, n)
+	resp := serveOne(s, ctx, requestMessage(t, method, params), n)
 	if resp == nil {
 		t.Fatalf("%s: no response", method)
 	}

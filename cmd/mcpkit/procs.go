@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"runtime"
 	"strings"
@@ -70,12 +69,9 @@ func localPostgres(dsn string) bool {
 	return true
 }
 
+// localHost: a Unix socket directory or a loopback host.
 func localHost(h string) bool {
-	if strings.HasPrefix(h, "/") || strings.EqualFold(h, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
+	return strings.HasPrefix(h, "/") || isLoopbackHost(h)
 }
 
 // setProcs sets GOMAXPROCS to n unless the environment chose it; it

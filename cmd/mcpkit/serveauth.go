@@ -141,9 +141,12 @@ func checkHTTPURL(flagName, raw string) error {
 // or other address, and names other than localhost are not.
 func isLoopbackAddr(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
+	return err == nil && isLoopbackHost(host)
+}
+
+// isLoopbackHost reports whether host (a name or an address, brackets
+// allowed) is localhost or a loopback address.
+func isLoopbackHost(host string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true
 	}
